@@ -1,0 +1,209 @@
+//! Finding, launching or attaching to Chromium, and keeping its CDP handler
+//! polled.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::handler::viewport::Viewport;
+use futures::StreamExt;
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// How the engine gets a browser.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LaunchMode {
+    /// Find `chromium-headless-shell`, `chromium` or `google-chrome`.
+    Auto,
+    /// Launch this executable.
+    Binary(PathBuf),
+    /// Attach to a running browser: `ws://...` or `http://host:port`.
+    Connect(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct BrowserOptions {
+    pub mode: LaunchMode,
+    pub headed: bool,
+    pub viewport_width: u32,
+    pub viewport_height: u32,
+    /// Fresh per engine; removed on shutdown when the engine created it.
+    pub user_data_dir: PathBuf,
+    /// Bound on every CDP command.
+    pub request_timeout: Duration,
+    pub extra_args: Vec<String>,
+}
+
+impl Default for BrowserOptions {
+    fn default() -> Self {
+        BrowserOptions {
+            mode: LaunchMode::Auto,
+            headed: false,
+            viewport_width: 1280,
+            viewport_height: 720,
+            user_data_dir: std::env::temp_dir().join(format!("wabp-profile-{}", std::process::id())),
+            request_timeout: Duration::from_secs(10),
+            extra_args: Vec::new(),
+        }
+    }
+}
+
+/// Executables tried in order by `LaunchMode::Auto`. headless-shell first: it
+/// is the one that supports begin-frame control.
+const CANDIDATES: &[&str] = &[
+    "chromium-headless-shell",
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+];
+
+const USUAL_PATHS: &[&str] = &[
+    "/usr/lib/chromium/chromium-headless-shell",
+    "/usr/lib/chromium/chromium",
+    "/usr/bin/chromium",
+    "/usr/bin/google-chrome",
+    "/opt/google/chrome/chrome",
+    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+];
+
+/// Finds a browser executable. A headed browser can't be headless-shell.
+pub fn find_browser(headed: bool) -> Result<PathBuf> {
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    for name in CANDIDATES {
+        if headed && name.contains("headless") {
+            continue;
+        }
+        for dir in std::env::split_paths(&path_var) {
+            let candidate = dir.join(name);
+            if is_executable(&candidate) {
+                return Ok(candidate);
+            }
+        }
+    }
+    for path in USUAL_PATHS {
+        if headed && path.contains("headless") {
+            continue;
+        }
+        if is_executable(Path::new(path)) {
+            return Ok(PathBuf::from(path));
+        }
+    }
+    Err(Error::new(
+        ErrorCode::BrowserInitFailed,
+        "no Chromium found: install one (Debian: `apt-get install chromium-headless-shell` or `apt-get install chromium`), \
+         pass `--chrome /path/to/chrome`, or attach with `--connect ws://host:port/devtools/browser/...`",
+    ))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+/// A connected browser and the task that polls its CDP handler.
+pub struct BrowserProcess {
+    pub browser: Browser,
+    pub executable: Option<PathBuf>,
+    pub launched: bool,
+    handler_task: JoinHandle<()>,
+}
+
+impl BrowserProcess {
+    pub async fn start(options: &BrowserOptions) -> Result<Self> {
+        let viewport = Viewport {
+            width: options.viewport_width,
+            height: options.viewport_height,
+            device_scale_factor: Some(1.0),
+            emulating_mobile: false,
+            is_landscape: true,
+            has_touch: false,
+        };
+        let (browser, mut handler, executable, launched) = match &options.mode {
+            LaunchMode::Connect(endpoint) => {
+                let (browser, handler) = Browser::connect(endpoint.clone()).await.map_err(|e| {
+                    Error::new(ErrorCode::DevtoolsInitFailed, format!("could not attach to {endpoint}: {e}"))
+                })?;
+                (browser, handler, None, false)
+            }
+            mode => {
+                let executable = match mode {
+                    LaunchMode::Binary(path) => path.clone(),
+                    _ => find_browser(options.headed)?,
+                };
+                if !is_executable(&executable) {
+                    return Err(Error::new(
+                        ErrorCode::BrowserInitFailed,
+                        format!("{} is not an executable file", executable.display()),
+                    ));
+                }
+                std::fs::create_dir_all(&options.user_data_dir)
+                    .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, format!("user data dir: {e}")))?;
+                let mut builder = BrowserConfig::builder()
+                    .chrome_executable(&executable)
+                    .user_data_dir(&options.user_data_dir)
+                    .viewport(viewport)
+                    .window_size(options.viewport_width, options.viewport_height)
+                    .request_timeout(options.request_timeout)
+                    .launch_timeout(Duration::from_secs(20))
+                    .no_sandbox()
+                    // Chromium floods a closed network with background requests without these.
+                    .args([
+                        "disable-gpu",
+                        "disable-quic",
+                        "no-first-run",
+                        "disable-background-networking",
+                        "disable-component-update",
+                        "disable-sync",
+                        "disable-features=Translate,OptimizationHints,MediaRouter",
+                    ])
+                    .args(options.extra_args.iter().map(String::as_str));
+                // Headless is chromiumoxide's default.
+                if options.headed {
+                    builder = builder.with_head();
+                }
+                let config = builder.build().map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?;
+                let (browser, handler) = Browser::launch(config).await.map_err(|e| {
+                    Error::new(
+                        ErrorCode::BrowserInitFailed,
+                        format!("could not launch {}: {e}", executable.display()),
+                    )
+                })?;
+                (browser, handler, Some(executable), true)
+            }
+        };
+        // The handler drives every CDP exchange; it must be polled even after
+        // an error (a malformed event must not stop the browser).
+        let handler_task = tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(err) = event {
+                    tracing::debug!("cdp handler: {err}");
+                }
+            }
+            tracing::info!("browser connection closed");
+        });
+        Ok(BrowserProcess {
+            browser,
+            executable,
+            launched,
+            handler_task,
+        })
+    }
+
+    /// Closes the browser (or detaches from it), bounded by `timeout`.
+    pub async fn shutdown(mut self, timeout: Duration) {
+        if self.launched {
+            let closed = tokio::time::timeout(timeout, async {
+                let _ = self.browser.close().await;
+                let _ = self.browser.wait().await;
+            })
+            .await;
+            if closed.is_err() {
+                tracing::warn!("browser did not close within {timeout:?}; killing it");
+                let _ = self.browser.kill().await;
+            }
+        }
+        self.handler_task.abort();
+    }
+}

@@ -1,0 +1,115 @@
+//! One error type for the engine. Every failure carries an ABP error code, so
+//! frontends map it to a status and a body without guessing.
+
+use serde::Serialize;
+
+/// ABP error codes (`code` in error bodies), plus the few wabp adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    InvalidRequest,
+    TabNotFound,
+    NotFound,
+    ElementNotFound,
+    SelectorNotFound,
+    Timeout,
+    NavigationFailed,
+    ElementNotVisible,
+    ElementNotInteractable,
+    DialogNotPresent,
+    EvaluationError,
+    NotReady,
+    BrowserInitFailed,
+    DevtoolsInitFailed,
+    /// The action is blocked in human input mode.
+    HumanMode,
+    /// A plugin trapped, ran out of time or memory.
+    PluginFailed,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::InvalidRequest
+            | ErrorCode::ElementNotVisible
+            | ErrorCode::ElementNotInteractable
+            | ErrorCode::DialogNotPresent
+            | ErrorCode::EvaluationError => 400,
+            ErrorCode::TabNotFound
+            | ErrorCode::NotFound
+            | ErrorCode::ElementNotFound
+            | ErrorCode::SelectorNotFound => 404,
+            ErrorCode::HumanMode => 409,
+            ErrorCode::NotReady => 503,
+            ErrorCode::Timeout => 504,
+            ErrorCode::NavigationFailed
+            | ErrorCode::BrowserInitFailed
+            | ErrorCode::DevtoolsInitFailed
+            | ErrorCode::PluginFailed
+            | ErrorCode::Internal => 500,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidRequest => "INVALID_REQUEST",
+            ErrorCode::TabNotFound => "TAB_NOT_FOUND",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
+            ErrorCode::SelectorNotFound => "SELECTOR_NOT_FOUND",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::NavigationFailed => "NAVIGATION_FAILED",
+            ErrorCode::ElementNotVisible => "ELEMENT_NOT_VISIBLE",
+            ErrorCode::ElementNotInteractable => "ELEMENT_NOT_INTERACTABLE",
+            ErrorCode::DialogNotPresent => "DIALOG_NOT_PRESENT",
+            ErrorCode::EvaluationError => "EVALUATION_ERROR",
+            ErrorCode::NotReady => "NOT_READY",
+            ErrorCode::BrowserInitFailed => "BROWSER_INIT_FAILED",
+            ErrorCode::DevtoolsInitFailed => "DEVTOOLS_INIT_FAILED",
+            ErrorCode::HumanMode => "HUMAN_MODE",
+            ErrorCode::PluginFailed => "PLUGIN_FAILED",
+            ErrorCode::Internal => "INTERNAL",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidRequest, message)
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
+    }
+    pub fn tab_not_found(tab_id: &str) -> Self {
+        Self::new(ErrorCode::TabNotFound, format!("tab {tab_id} not found"))
+    }
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Timeout, message)
+    }
+}
+
+impl From<chromiumoxide::error::CdpError> for Error {
+    fn from(err: chromiumoxide::error::CdpError) -> Self {
+        use chromiumoxide::error::CdpError;
+        match err {
+            CdpError::Timeout => Error::timeout("the browser did not answer in time"),
+            other => Error::internal(format!("browser: {other}")),
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! `wabp-core`: drives Chromium over CDP and runs the action loop over the
+//! plugin traits. The only crate that talks CDP.
+
+pub mod action;
+pub mod browser;
+pub mod capture;
+pub mod engine;
+pub mod error;
+pub mod execution;
+pub mod keys;
+pub mod plugin;
+pub mod tab;
+
+pub use action::{ActionOptions, Envelope, NavigationHint};
+pub use engine::{Engine, EngineConfig, InputMode};
+pub use error::{Error, ErrorCode, Result};

@@ -1,0 +1,284 @@
+//! The plugin traits the action loop runs on. `wabp-core` knows nothing of
+//! WebAssembly: the plugin host implements these traits for components, and
+//! unit tests implement them natively.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, ErrorCode};
+
+/// One action a handler provides, as it describes itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the params object.
+    pub params_schema: Value,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitSpec {
+    pub name: String,
+    pub description: String,
+    pub params_schema: Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct ActionContext {
+    pub tab_id: String,
+    pub pointer: (f64, f64),
+}
+
+/// A failure a plugin reports, or one the host reports for it (trap, deadline,
+/// memory). Always names the plugin.
+#[derive(Debug, Clone)]
+pub struct PluginFailure {
+    pub plugin: String,
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl From<PluginFailure> for Error {
+    fn from(f: PluginFailure) -> Self {
+        let message = if f.code == ErrorCode::PluginFailed {
+            format!("plugin {}: {}", f.plugin, f.message)
+        } else {
+            f.message
+        };
+        Error::new(f.code, message)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MouseButton {
+    None,
+    #[default]
+    Left,
+    Right,
+    Middle,
+}
+
+/// Modifier keys held during an input event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Modifiers {
+    pub alt: bool,
+    pub control: bool,
+    pub meta: bool,
+    pub shift: bool,
+}
+
+impl Modifiers {
+    /// The CDP bit mask: Alt=1, Ctrl=2, Meta=4, Shift=8.
+    pub fn cdp_mask(self) -> i64 {
+        (self.alt as i64) | (self.control as i64) << 1 | (self.meta as i64) << 2 | (self.shift as i64) << 3
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ElementBox {
+    pub rect: Rect,
+    pub tag: String,
+    pub visible: bool,
+    pub in_viewport: bool,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct ViewportInfo {
+    pub width: f64,
+    pub height: f64,
+    pub scroll_x: f64,
+    pub scroll_y: f64,
+    pub page_width: f64,
+    pub page_height: f64,
+    pub device_scale_factor: f64,
+}
+
+/// What a host capability call can fail with; mirrors the WIT `host-error`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostError {
+    Denied(String),
+    Invalid(String),
+    Failed(String),
+}
+
+impl From<Error> for HostError {
+    fn from(e: Error) -> Self {
+        match e.code {
+            ErrorCode::InvalidRequest | ErrorCode::SelectorNotFound => HostError::Invalid(e.message),
+            _ => HostError::Failed(e.message),
+        }
+    }
+}
+
+pub type HostResult<T> = std::result::Result<T, HostError>;
+
+/// What an action plugin may do to its tab. Implemented by core for a live
+/// tab; the plugin host forwards the WIT imports here after checking grants.
+#[async_trait]
+pub trait PageHost: Send + Sync {
+    async fn mouse_move(&self, x: f64, y: f64) -> HostResult<()>;
+    async fn mouse_down(&self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> HostResult<()>;
+    async fn mouse_up(&self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> HostResult<()>;
+    async fn mouse_wheel(&self, x: f64, y: f64, delta_x: f64, delta_y: f64, modifiers: Modifiers) -> HostResult<()>;
+    async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()>;
+    async fn key_up(&self, key: &str, modifiers: Modifiers) -> HostResult<()>;
+    async fn key_press(&self, key: &str, modifiers: Modifiers) -> HostResult<()>;
+    async fn insert_text(&self, text: &str) -> HostResult<()>;
+    async fn query_selector_all(&self, selector: &str) -> HostResult<Vec<ElementBox>>;
+    async fn element_at(&self, x: f64, y: f64) -> HostResult<Option<ElementBox>>;
+    async fn viewport(&self) -> HostResult<ViewportInfo>;
+    async fn scroll_into_view(&self, selector: &str) -> HostResult<ElementBox>;
+    /// Returns the value as JSON text.
+    async fn evaluate(&self, expression: &str) -> HostResult<String>;
+    async fn navigate(&self, url: &str, referrer: Option<&str>) -> HostResult<()>;
+    async fn back(&self) -> HostResult<()>;
+    async fn forward(&self) -> HostResult<()>;
+    async fn reload(&self) -> HostResult<()>;
+}
+
+#[async_trait]
+pub trait ActionHandler: Send + Sync {
+    /// The plugin's name, for errors and logs.
+    fn plugin_name(&self) -> &str;
+    async fn run(&self, action: &str, params: Value, context: ActionContext, host: Arc<dyn PageHost>) -> Result<Value, PluginFailure>;
+}
+
+/// An element as markup renderers see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarkupElement {
+    pub index: u32,
+    pub rect: Rect,
+    pub tag: String,
+    pub role: String,
+    pub name: String,
+    pub href: Option<String>,
+    pub clickable: bool,
+    pub typeable: bool,
+    pub scrollable: bool,
+    pub focused: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Color {
+    pub r: u8,
+    pub g: u8,
+    pub b: u8,
+    pub a: u8,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    Rect {
+        rect: Rect,
+        stroke: Option<Color>,
+        stroke_width: f32,
+        fill: Option<Color>,
+        dash: Vec<f32>,
+    },
+    Label {
+        x: f64,
+        y: f64,
+        text: String,
+        color: Color,
+        background: Option<Color>,
+        size: f32,
+    },
+    Line {
+        x1: f64,
+        y1: f64,
+        x2: f64,
+        y2: f64,
+        color: Color,
+        width: f32,
+    },
+}
+
+#[async_trait]
+pub trait MarkupRenderer: Send + Sync {
+    fn plugin_name(&self) -> &str;
+    async fn render(&self, tags: &[String], viewport: (f64, f64), elements: &[MarkupElement]) -> Result<Vec<Shape>, PluginFailure>;
+}
+
+/// A network request as wait heuristics see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestInfo {
+    pub id: String,
+    pub url: String,
+    pub resource_type: String,
+    pub same_site: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WaitSignal {
+    RequestStarted(RequestInfo),
+    RequestFinished(String),
+    NavigationStarted(String),
+    NavigationCommitted(String),
+    DomContentLoaded,
+    Load,
+    DialogOpened,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WaitDecision {
+    Pending { recheck_after_ms: u32 },
+    Done { reason: String },
+}
+
+#[async_trait]
+pub trait WaitHeuristic: Send + Sync {
+    fn plugin_name(&self) -> &str;
+    /// Starts one wait; the session lives until it says done or times out.
+    async fn begin(&self, wait_type: &str, params: Value) -> Result<(Box<dyn WaitSession>, WaitDecision), PluginFailure>;
+}
+
+#[async_trait]
+pub trait WaitSession: Send {
+    async fn poll(&mut self, signals: Vec<WaitSignal>, elapsed_ms: u64) -> Result<WaitDecision, PluginFailure>;
+}
+
+/// What a plugin provides, for listings.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginInfo {
+    pub name: String,
+    pub kind: String,
+    pub version: String,
+    pub description: String,
+    /// "builtin" or the folder path it was loaded from.
+    pub source: String,
+    pub provides: Vec<String>,
+    pub capabilities: Vec<String>,
+    /// "active" or "failed".
+    pub status: String,
+    pub last_error: Option<String>,
+    pub loaded_at_ms: u64,
+}
+
+/// The live set of plugins, keyed by action name, markup tag and wait type.
+/// Lookups return the current version; a caller keeps the `Arc` it got, so a
+/// hot swap never disturbs a call in flight.
+pub trait PluginRegistry: Send + Sync {
+    fn action(&self, name: &str) -> Option<Arc<dyn ActionHandler>>;
+    fn actions(&self) -> Vec<ActionSpec>;
+    fn markup(&self, tag: &str) -> Option<Arc<dyn MarkupRenderer>>;
+    fn markup_tags(&self) -> Vec<String>;
+    fn wait(&self, wait_type: &str) -> Option<Arc<dyn WaitHeuristic>>;
+    fn waits(&self) -> Vec<WaitSpec>;
+    fn plugins(&self) -> Vec<PluginInfo>;
+    /// Subscribe to "the set of actions changed" (hot reload), for MCP's
+    /// list_changed notifications.
+    fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64>;
+}

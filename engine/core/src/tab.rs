@@ -1,0 +1,551 @@
+//! One browser tab: its CDP page, the event pump that turns CDP events into
+//! signals, and the host capabilities action plugins use.
+
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    InsertTextParams, MouseButton as CdpMouseButton,
+};
+use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation, EventFrameStartedLoading,
+    EventFrameStoppedLoading, EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
+    GetNavigationHistoryParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId};
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::Page;
+use futures::stream::{BoxStream, StreamExt};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::keys::key_definition;
+use crate::plugin::{
+    ElementBox, HostError, HostResult, Modifiers, MouseButton, PageHost, Rect, RequestInfo, ViewportInfo, WaitSignal,
+};
+
+/// Something that happened in a tab, as the action loop sees it.
+#[derive(Debug, Clone)]
+pub enum TabSignal {
+    /// Fed to the wait heuristic.
+    Wait(WaitSignal),
+    /// The main frame committed a new document.
+    Navigated { url: String, reason: Option<String> },
+    DialogOpened(PendingDialog),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PendingDialog {
+    pub dialog_type: String,
+    pub message: String,
+    pub default_prompt: String,
+}
+
+/// The last `screenshot_after`, reused as the next `screenshot_before` while
+/// the page stayed frozen.
+#[derive(Debug, Clone)]
+pub struct CachedFrame {
+    pub image: crate::capture::Screenshot,
+    pub frozen_since: bool,
+}
+
+#[derive(Debug, Default)]
+struct TabState {
+    pointer: Option<(f64, f64)>,
+    main_frame: Option<String>,
+    url: String,
+    loading: bool,
+    dialog: Option<PendingDialog>,
+    last_frame: Option<CachedFrame>,
+    /// Why the main frame's next navigation happens (anchorClick, reload, ...).
+    pending_reason: Option<String>,
+}
+
+pub struct Tab {
+    pub id: String,
+    pub target_id: TargetId,
+    pub page: Page,
+    /// One action at a time per tab; other tabs run in parallel.
+    pub action_lock: tokio::sync::Mutex<()>,
+    state: StdMutex<TabState>,
+    signals: broadcast::Sender<TabSignal>,
+    pump: StdMutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Tab {
+    fn drop(&mut self) {
+        if let Some(pump) = self.pump.lock().unwrap().take() {
+            pump.abort();
+        }
+    }
+}
+
+/// Same site, approximately: the last two labels of the host name match (or
+/// the hosts are equal, for IPs and single-label hosts).
+pub fn same_site(a: &str, b: &str) -> bool {
+    fn site(url: &str) -> Option<String> {
+        let rest = url.split_once("://")?.1;
+        let host = rest.split(['/', '?', '#']).next()?.rsplit('@').next()?;
+        let host = host.rsplit_once(':').filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit())).map_or(host, |(h, _)| h);
+        if host.parse::<std::net::IpAddr>().is_ok() || !host.contains('.') {
+            return Some(host.to_ascii_lowercase());
+        }
+        let labels: Vec<&str> = host.split('.').collect();
+        Some(labels[labels.len().saturating_sub(2)..].join(".").to_ascii_lowercase())
+    }
+    matches!((site(a), site(b)), (Some(x), Some(y)) if x == y)
+}
+
+impl Tab {
+    /// Wraps a page and starts its event pump.
+    pub async fn attach(id: String, page: Page) -> Result<Arc<Tab>> {
+        let (signals, _) = broadcast::channel(1024);
+        let target_id = page.target_id().clone();
+        let main_frame = page.mainframe().await.ok().flatten().map(|f| f.inner().clone());
+        let tab = Arc::new(Tab {
+            id,
+            target_id,
+            page,
+            action_lock: tokio::sync::Mutex::new(()),
+            state: StdMutex::new(TabState {
+                main_frame,
+                ..TabState::default()
+            }),
+            signals,
+            pump: StdMutex::new(None),
+        });
+        let events = tab.event_streams().await?;
+        let weak = Arc::downgrade(&tab);
+        let pump = tokio::spawn(async move {
+            let mut events = futures::stream::select_all(events);
+            while let Some(event) = events.next().await {
+                let Some(tab) = weak.upgrade() else { break };
+                tab.on_event(event);
+            }
+        });
+        *tab.pump.lock().unwrap() = Some(pump);
+        Ok(tab)
+    }
+
+    async fn event_streams(&self) -> Result<Vec<BoxStream<'static, RawEvent>>> {
+        let p = &self.page;
+        Ok(vec![
+            p.event_listener::<EventRequestWillBeSent>().await?.map(RawEvent::RequestStarted).boxed(),
+            p.event_listener::<EventLoadingFinished>().await?.map(|e| RawEvent::RequestDone(e.request_id.inner().clone())).boxed(),
+            p.event_listener::<EventLoadingFailed>().await?.map(|e| RawEvent::RequestDone(e.request_id.inner().clone())).boxed(),
+            p.event_listener::<EventFrameRequestedNavigation>().await?.map(RawEvent::Requested).boxed(),
+            p.event_listener::<EventFrameStartedLoading>().await?.map(|e| RawEvent::StartedLoading(e.frame_id.inner().clone())).boxed(),
+            p.event_listener::<EventFrameStoppedLoading>().await?.map(|e| RawEvent::StoppedLoading(e.frame_id.inner().clone())).boxed(),
+            p.event_listener::<EventFrameNavigated>().await?.map(RawEvent::Navigated).boxed(),
+            p.event_listener::<EventDomContentEventFired>().await?.map(|_| RawEvent::DomContentLoaded).boxed(),
+            p.event_listener::<EventLoadEventFired>().await?.map(|_| RawEvent::Load).boxed(),
+            p.event_listener::<EventJavascriptDialogOpening>().await?.map(RawEvent::DialogOpening).boxed(),
+            p.event_listener::<EventJavascriptDialogClosed>().await?.map(|_| RawEvent::DialogClosed).boxed(),
+        ])
+    }
+
+    fn on_event(&self, event: RawEvent) {
+        let mut state = self.state.lock().unwrap();
+        let is_main = |state: &TabState, frame: &str| state.main_frame.as_deref().is_none_or(|m| m == frame);
+        let signal = match event {
+            RawEvent::RequestStarted(e) => {
+                let url = e.request.url.clone();
+                Some(TabSignal::Wait(WaitSignal::RequestStarted(RequestInfo {
+                    id: e.request_id.inner().clone(),
+                    same_site: state.url.is_empty() || same_site(&url, &state.url) || same_site(&url, &e.document_url),
+                    url,
+                    resource_type: e.r#type.as_ref().map(|t| t.as_ref().to_string()).unwrap_or_else(|| "Other".into()),
+                })))
+            }
+            RawEvent::RequestDone(id) => Some(TabSignal::Wait(WaitSignal::RequestFinished(id))),
+            RawEvent::Requested(e) => {
+                if is_main(&state, e.frame_id.inner()) {
+                    state.pending_reason = Some(e.reason.as_ref().to_string());
+                }
+                None
+            }
+            RawEvent::StartedLoading(frame) => {
+                if is_main(&state, &frame) {
+                    state.loading = true;
+                    Some(TabSignal::Wait(WaitSignal::NavigationStarted(state.url.clone())))
+                } else {
+                    None
+                }
+            }
+            RawEvent::StoppedLoading(frame) => {
+                if is_main(&state, &frame) {
+                    state.loading = false;
+                }
+                None
+            }
+            RawEvent::Navigated(e) => {
+                if e.frame.parent_id.is_none() {
+                    state.main_frame = Some(e.frame.id.inner().clone());
+                    let url = format!("{}{}", e.frame.url, e.frame.url_fragment.clone().unwrap_or_default());
+                    state.url = url.clone();
+                    state.last_frame = None;
+                    let reason = state.pending_reason.take();
+                    let _ = self.signals.send(TabSignal::Wait(WaitSignal::NavigationCommitted(url.clone())));
+                    Some(TabSignal::Navigated { url, reason })
+                } else {
+                    None
+                }
+            }
+            RawEvent::DomContentLoaded => Some(TabSignal::Wait(WaitSignal::DomContentLoaded)),
+            RawEvent::Load => Some(TabSignal::Wait(WaitSignal::Load)),
+            RawEvent::DialogOpening(e) => {
+                let dialog = PendingDialog {
+                    dialog_type: e.r#type.as_ref().to_string(),
+                    message: e.message.clone(),
+                    default_prompt: e.default_prompt.clone().unwrap_or_default(),
+                };
+                state.dialog = Some(dialog.clone());
+                let _ = self.signals.send(TabSignal::Wait(WaitSignal::DialogOpened));
+                Some(TabSignal::DialogOpened(dialog))
+            }
+            RawEvent::DialogClosed => {
+                state.dialog = None;
+                None
+            }
+        };
+        drop(state);
+        if let Some(signal) = signal {
+            let _ = self.signals.send(signal);
+        }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<TabSignal> {
+        self.signals.subscribe()
+    }
+
+    pub fn pointer(&self) -> Option<(f64, f64)> {
+        self.state.lock().unwrap().pointer
+    }
+
+    fn set_pointer(&self, x: f64, y: f64) {
+        self.state.lock().unwrap().pointer = Some((x, y));
+    }
+
+    pub fn pending_dialog(&self) -> Option<PendingDialog> {
+        self.state.lock().unwrap().dialog.clone()
+    }
+
+    pub fn clear_dialog(&self) {
+        self.state.lock().unwrap().dialog = None;
+    }
+
+    pub fn is_loading(&self) -> bool {
+        self.state.lock().unwrap().loading
+    }
+
+    pub fn last_frame(&self) -> Option<CachedFrame> {
+        self.state.lock().unwrap().last_frame.clone()
+    }
+
+    pub fn set_last_frame(&self, frame: Option<CachedFrame>) {
+        self.state.lock().unwrap().last_frame = frame;
+    }
+
+    /// URL and title from the browser process, so it answers even while a
+    /// dialog blocks the page's script.
+    pub async fn info(&self) -> Result<(String, String)> {
+        let info = self.page.execute(GetTargetInfoParams::builder().target_id(self.target_id.clone()).build()).await?;
+        Ok((info.result.target_info.url.clone(), info.result.target_info.title.clone()))
+    }
+
+    /// Evaluates an expression, awaiting promises. Returns (value, JS type).
+    pub async fn evaluate_value(&self, expression: &str) -> Result<(Value, String)> {
+        if self.pending_dialog().is_some() {
+            return Err(Error::new(
+                ErrorCode::EvaluationError,
+                "a JavaScript dialog is open in this tab; accept or dismiss it first",
+            ));
+        }
+        let params = EvaluateParams::builder()
+            .expression(expression)
+            .return_by_value(true)
+            .await_promise(true)
+            .user_gesture(true)
+            .build()
+            .map_err(Error::internal)?;
+        let response = self.page.execute(params).await?;
+        if let Some(exception) = &response.result.exception_details {
+            let detail = exception
+                .exception
+                .as_ref()
+                .and_then(|e| e.description.clone())
+                .unwrap_or_else(|| exception.text.clone());
+            return Err(Error::new(ErrorCode::EvaluationError, detail));
+        }
+        let object = &response.result.result;
+        let kind = object.r#type.as_ref().to_string();
+        let value = match (&object.value, &object.unserializable_value) {
+            (Some(v), _) => v.clone(),
+            // NaN, Infinity, -0, bigints: their text form.
+            (None, Some(u)) => Value::String(u.inner().clone()),
+            (None, None) => Value::Null,
+        };
+        Ok((value, kind))
+    }
+
+    /// Evaluates page-side helper code that returns JSON-able data.
+    pub async fn evaluate_json(&self, expression: &str) -> Result<Value> {
+        Ok(self.evaluate_value(expression).await?.0)
+    }
+
+    async fn mouse(&self, kind: DispatchMouseEventType, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> Result<()> {
+        let (cdp_button, buttons) = match button {
+            MouseButton::None => (CdpMouseButton::None, 0),
+            MouseButton::Left => (CdpMouseButton::Left, 1),
+            MouseButton::Right => (CdpMouseButton::Right, 2),
+            MouseButton::Middle => (CdpMouseButton::Middle, 4),
+        };
+        let buttons = if kind == DispatchMouseEventType::MouseReleased { 0 } else { buttons };
+        let params = DispatchMouseEventParams::builder()
+            .r#type(kind)
+            .x(x)
+            .y(y)
+            .button(cdp_button)
+            .buttons(buttons)
+            .click_count(click_count as i64)
+            .modifiers(modifiers.cdp_mask())
+            .build()
+            .map_err(Error::internal)?;
+        self.page.execute(params).await?;
+        self.set_pointer(x, y);
+        Ok(())
+    }
+
+    async fn key(&self, kind: DispatchKeyEventType, key: &str, modifiers: Modifiers) -> Result<()> {
+        let def = key_definition(key).ok_or_else(|| Error::invalid(format!("unknown key {key:?}")))?;
+        // A held Control/Alt/Meta makes the key a shortcut: it types nothing.
+        let text = if modifiers.control || modifiers.alt || modifiers.meta { None } else { def.text.clone() };
+        let kind = match (&kind, &text) {
+            (DispatchKeyEventType::KeyDown, None) => DispatchKeyEventType::RawKeyDown,
+            _ => kind,
+        };
+        let mut builder = DispatchKeyEventParams::builder()
+            .r#type(kind.clone())
+            .key(def.key.clone())
+            .code(def.code.clone())
+            .windows_virtual_key_code(def.key_code)
+            .native_virtual_key_code(def.key_code)
+            .modifiers(modifiers.cdp_mask())
+            .location(def.location);
+        if kind == DispatchKeyEventType::KeyDown {
+            if let Some(text) = &text {
+                builder = builder.text(text.clone()).unmodified_text(text.clone());
+            }
+        }
+        self.page.execute(builder.build().map_err(Error::internal)?).await?;
+        Ok(())
+    }
+
+    /// Runs `function(arg)` in the page; `function` is JS source.
+    async fn call_page(&self, function: &str, arg: &Value) -> Result<Value> {
+        self.evaluate_json(&format!("({function})({arg})")).await
+    }
+
+    pub async fn navigate_to(&self, url: &str, referrer: Option<&str>) -> Result<()> {
+        let mut params = NavigateParams::new(url);
+        params.referrer = referrer.map(str::to_string);
+        let response = self.page.execute(params).await?;
+        if let Some(error) = &response.result.error_text {
+            return Err(Error::new(ErrorCode::NavigationFailed, format!("navigation to {url} failed: {error}")));
+        }
+        Ok(())
+    }
+
+    /// Moves `step` entries through history; 400 when there is none that way.
+    pub async fn history_step(&self, step: i64) -> Result<()> {
+        let history = self.page.execute(GetNavigationHistoryParams::default()).await?;
+        let target = history.result.current_index + step;
+        let entry = usize::try_from(target).ok().and_then(|i| history.result.entries.get(i)).ok_or_else(|| {
+            Error::invalid(if step < 0 { "no back history in this tab" } else { "no forward history in this tab" })
+        })?;
+        self.page.execute(NavigateToHistoryEntryParams::new(entry.id)).await?;
+        Ok(())
+    }
+
+    pub async fn reload_page(&self) -> Result<()> {
+        self.page.execute(ReloadParams::default()).await?;
+        Ok(())
+    }
+}
+
+enum RawEvent {
+    RequestStarted(Arc<EventRequestWillBeSent>),
+    RequestDone(String),
+    Requested(Arc<EventFrameRequestedNavigation>),
+    StartedLoading(String),
+    StoppedLoading(String),
+    Navigated(Arc<EventFrameNavigated>),
+    DomContentLoaded,
+    Load,
+    DialogOpening(Arc<EventJavascriptDialogOpening>),
+    DialogClosed,
+}
+
+/// Page-side: the box of an element, as `ElementBox` JSON.
+const BOX_OF: &str = r#"function boxOf(el) {
+  const r = el.getBoundingClientRect();
+  const s = getComputedStyle(el);
+  const visible = r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0';
+  const inViewport = r.right > 0 && r.bottom > 0 && r.left < innerWidth && r.top < innerHeight;
+  const text = String(el.innerText || el.value || el.getAttribute('aria-label') || '').trim().slice(0, 200);
+  return { rect: { x: r.x, y: r.y, width: r.width, height: r.height }, tag: el.tagName.toLowerCase(), visible, in_viewport: inViewport, text };
+}"#;
+
+fn parse_box(value: &Value) -> Option<ElementBox> {
+    let rect = value.get("rect")?;
+    let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    Some(ElementBox {
+        rect: Rect {
+            x: num(rect, "x"),
+            y: num(rect, "y"),
+            width: num(rect, "width"),
+            height: num(rect, "height"),
+        },
+        tag: value.get("tag")?.as_str()?.to_string(),
+        visible: value.get("visible").and_then(Value::as_bool).unwrap_or(false),
+        in_viewport: value.get("in_viewport").and_then(Value::as_bool).unwrap_or(false),
+        text: value.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
+    })
+}
+
+/// Page-side errors come back as `{"error": "..."}`.
+fn page_error(value: &Value) -> Option<HostError> {
+    value.get("error").and_then(Value::as_str).map(|e| HostError::Invalid(e.to_string()))
+}
+
+pub const VIEWPORT_JS: &str = "(() => { const d = document.documentElement; return { width: innerWidth, height: innerHeight, scroll_x: scrollX, scroll_y: scrollY, page_width: Math.max(d ? d.scrollWidth : 0, innerWidth), page_height: Math.max(d ? d.scrollHeight : 0, innerHeight), device_scale_factor: devicePixelRatio }; })()";
+
+pub fn parse_viewport(v: &Value) -> ViewportInfo {
+    let num = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    ViewportInfo {
+        width: num("width"),
+        height: num("height"),
+        scroll_x: num("scroll_x"),
+        scroll_y: num("scroll_y"),
+        page_width: num("page_width"),
+        page_height: num("page_height"),
+        device_scale_factor: num("device_scale_factor"),
+    }
+}
+
+#[async_trait]
+impl PageHost for Tab {
+    async fn mouse_move(&self, x: f64, y: f64) -> HostResult<()> {
+        Ok(self.mouse(DispatchMouseEventType::MouseMoved, x, y, MouseButton::None, 0, Modifiers::default()).await?)
+    }
+    async fn mouse_down(&self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> HostResult<()> {
+        Ok(self.mouse(DispatchMouseEventType::MousePressed, x, y, button, click_count, modifiers).await?)
+    }
+    async fn mouse_up(&self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> HostResult<()> {
+        Ok(self.mouse(DispatchMouseEventType::MouseReleased, x, y, button, click_count, modifiers).await?)
+    }
+    async fn mouse_wheel(&self, x: f64, y: f64, delta_x: f64, delta_y: f64, modifiers: Modifiers) -> HostResult<()> {
+        let params = DispatchMouseEventParams::builder()
+            .r#type(DispatchMouseEventType::MouseWheel)
+            .x(x)
+            .y(y)
+            .delta_x(delta_x)
+            .delta_y(delta_y)
+            .modifiers(modifiers.cdp_mask())
+            .build()
+            .map_err(HostError::Failed)?;
+        self.page.execute(params).await.map_err(Error::from)?;
+        self.set_pointer(x, y);
+        Ok(())
+    }
+    async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
+        Ok(self.key(DispatchKeyEventType::KeyDown, key, modifiers).await?)
+    }
+    async fn key_up(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
+        Ok(self.key(DispatchKeyEventType::KeyUp, key, modifiers).await?)
+    }
+    async fn key_press(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
+        if key_definition(key).is_none() && key.chars().count() > 1 {
+            return Err(HostError::Invalid(format!("unknown key {key:?}")));
+        }
+        if key_definition(key).is_none() {
+            // A character with no key (e.g. a control character): type it.
+            return self.insert_text(key).await;
+        }
+        self.key(DispatchKeyEventType::KeyDown, key, modifiers).await?;
+        Ok(self.key(DispatchKeyEventType::KeyUp, key, modifiers).await?)
+    }
+    async fn insert_text(&self, text: &str) -> HostResult<()> {
+        self.page.execute(InsertTextParams::new(text)).await.map_err(Error::from)?;
+        Ok(())
+    }
+    async fn query_selector_all(&self, selector: &str) -> HostResult<Vec<ElementBox>> {
+        let function = format!(
+            "(sel) => {{ {BOX_OF}; let els; try {{ els = Array.from(document.querySelectorAll(sel)).slice(0, 1000); }} catch (e) {{ return {{ error: 'invalid selector ' + JSON.stringify(sel) + ': ' + e.message }}; }} return els.map(boxOf); }}"
+        );
+        let value = self.call_page(&function, &Value::String(selector.to_string())).await?;
+        if let Some(err) = page_error(&value) {
+            return Err(err);
+        }
+        Ok(value.as_array().map(|a| a.iter().filter_map(parse_box).collect()).unwrap_or_default())
+    }
+    async fn element_at(&self, x: f64, y: f64) -> HostResult<Option<ElementBox>> {
+        let function = format!("(p) => {{ {BOX_OF}; const el = document.elementFromPoint(p[0], p[1]); return el ? boxOf(el) : null; }}");
+        let value = self.call_page(&function, &serde_json::json!([x, y])).await?;
+        Ok(parse_box(&value))
+    }
+    async fn viewport(&self) -> HostResult<ViewportInfo> {
+        Ok(parse_viewport(&self.evaluate_json(VIEWPORT_JS).await?))
+    }
+    async fn scroll_into_view(&self, selector: &str) -> HostResult<ElementBox> {
+        let function = format!(
+            "(sel) => {{ {BOX_OF}; let el; try {{ el = document.querySelector(sel); }} catch (e) {{ return {{ error: 'invalid selector: ' + e.message }}; }} if (!el) return {{ error: 'no element matches ' + JSON.stringify(sel) }}; el.scrollIntoView({{ block: 'center', inline: 'center', behavior: 'instant' }}); return boxOf(el); }}"
+        );
+        let value = self.call_page(&function, &Value::String(selector.to_string())).await?;
+        if let Some(err) = page_error(&value) {
+            return Err(err);
+        }
+        parse_box(&value).ok_or_else(|| HostError::Failed("no element box".into()))
+    }
+    async fn evaluate(&self, expression: &str) -> HostResult<String> {
+        let (value, _) = self.evaluate_value(expression).await?;
+        Ok(value.to_string())
+    }
+    async fn navigate(&self, url: &str, referrer: Option<&str>) -> HostResult<()> {
+        Ok(self.navigate_to(url, referrer).await?)
+    }
+    async fn back(&self) -> HostResult<()> {
+        Ok(self.history_step(-1).await?)
+    }
+    async fn forward(&self) -> HostResult<()> {
+        Ok(self.history_step(1).await?)
+    }
+    async fn reload(&self) -> HostResult<()> {
+        Ok(self.reload_page().await?)
+    }
+}
+
+/// Bounds a future; the message says what did not finish.
+pub async fn bounded<T>(limit: Duration, what: &str, fut: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    tokio::time::timeout(limit, fut).await.map_err(|_| Error::timeout(format!("{what} did not finish within {} ms", limit.as_millis())))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_site;
+
+    #[test]
+    fn same_site_compares_registrable_domains() {
+        assert!(same_site("http://127.0.0.1:8080/a", "http://127.0.0.1:9090/b"));
+        assert!(same_site("https://api.example.com/x", "https://www.example.com/"));
+        assert!(!same_site("https://example.org/", "https://example.com/"));
+        assert!(!same_site("http://127.0.0.1/", "http://127.0.0.2/"));
+        assert!(same_site("http://localhost:1/", "http://localhost:2/"));
+    }
+}
