@@ -1,0 +1,29 @@
+use super::{HostState, wit_box};
+use crate::bindings::action::wabp::plugin::page::Host;
+use crate::bindings::types::{ElementBox, HostError, ViewportInfo};
+use crate::manifest::Capability;
+
+impl Host for HostState {
+    async fn query_selector_all(&mut self, selector: String) -> Result<Vec<ElementBox>, HostError> {
+        let boxes = self.granted_page(Capability::Page)?.query_selector_all(&selector).await?;
+        Ok(boxes.into_iter().map(wit_box).collect())
+    }
+    async fn element_at(&mut self, x: f64, y: f64) -> Result<Option<ElementBox>, HostError> {
+        Ok(self.granted_page(Capability::Page)?.element_at(x, y).await?.map(wit_box))
+    }
+    async fn viewport(&mut self) -> Result<ViewportInfo, HostError> {
+        let v = self.granted_page(Capability::Page)?.viewport().await?;
+        Ok(ViewportInfo {
+            width: v.width,
+            height: v.height,
+            scroll_x: v.scroll_x,
+            scroll_y: v.scroll_y,
+            page_width: v.page_width,
+            page_height: v.page_height,
+            device_scale_factor: v.device_scale_factor,
+        })
+    }
+    async fn scroll_into_view(&mut self, selector: String) -> Result<ElementBox, HostError> {
+        Ok(wit_box(self.granted_page(Capability::Page)?.scroll_into_view(&selector).await?))
+    }
+}

@@ -1,0 +1,415 @@
+//! A compiled, described plugin version, and the core plugin traits over it.
+//! Each call gets a fresh instance from the pre-instance (~10 µs), so a trap
+//! or a leak never outlives its call.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use wabp_core::ErrorCode;
+use wabp_core::plugin::{
+    ActionContext, ActionHandler, ActionSpec, Color, MarkupElement, MarkupRenderer, PageHost, PluginFailure, Rect, Shape,
+    WaitDecision, WaitHeuristic, WaitSession, WaitSignal, WaitSpec,
+};
+use wasmtime::Store;
+use wasmtime::component::Component;
+
+use crate::bindings::{self, types};
+use crate::error::{Error, Result};
+use crate::host::HostState;
+use crate::manifest::{Capability, Kind, Manifest};
+use crate::runtime::{DEADLINE_TRAP, Runtime, limits};
+
+pub enum Exports {
+    Action { pre: bindings::action::ActionHandlerPre<HostState>, specs: Vec<ActionSpec> },
+    Markup { pre: bindings::markup::MarkupRendererPre<HostState>, tags: Vec<String> },
+    Wait { pre: bindings::wait::WaitHeuristicPre<HostState>, specs: Vec<WaitSpec> },
+}
+
+/// Everything about a plugin version but its exports: enough to run calls.
+pub struct PluginBase {
+    pub manifest: Manifest,
+    pub name: Arc<str>,
+    grants: HashSet<Capability>,
+    runtime: Arc<Runtime>,
+}
+
+pub struct LoadedPlugin {
+    pub base: PluginBase,
+    pub hash: [u8; 32],
+    pub exports: Exports,
+}
+
+impl std::ops::Deref for LoadedPlugin {
+    type Target = PluginBase;
+    fn deref(&self) -> &PluginBase {
+        &self.base
+    }
+}
+
+fn load_error(plugin: &str, message: impl Into<String>) -> Error {
+    Error::Load { plugin: plugin.into(), message: message.into() }
+}
+
+/// Refuses a component that imports an interface its manifest doesn't grant.
+fn check_imports(runtime: &Runtime, manifest: &Manifest, component: &Component) -> Result<()> {
+    for import in runtime.imports(component) {
+        if let Some(rest) = import.strip_prefix("wabp:plugin/") {
+            let interface = rest.split('@').next().unwrap_or(rest);
+            if interface == "types" {
+                continue;
+            }
+            let granted = Capability::from_interface(interface).is_some_and(|c| manifest.grants(c));
+            if !granted {
+                return Err(Error::Ungranted {
+                    plugin: manifest.name.clone(),
+                    interface: format!("wabp:plugin/{interface}"),
+                    granted: manifest.capabilities.iter().map(|c| format!("\"{}\"", c.interface())).collect::<Vec<_>>().join(", "),
+                });
+            }
+        } else if !import.starts_with("wasi:") {
+            return Err(load_error(&manifest.name, format!("imports {import}, which the host does not provide")));
+        }
+    }
+    Ok(())
+}
+
+fn is_action_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn parse_schema(plugin: &str, what: &str, text: &str) -> Result<Value> {
+    let schema: Value = serde_json::from_str(text).map_err(|e| load_error(plugin, format!("{what}: params schema is not JSON: {e}")))?;
+    if !schema.is_object() {
+        return Err(load_error(plugin, format!("{what}: params schema must be a JSON object")));
+    }
+    Ok(schema)
+}
+
+impl LoadedPlugin {
+    /// Compiles (blocking), checks imports against grants, pre-instantiates
+    /// and asks the plugin to describe itself.
+    pub async fn load(runtime: Arc<Runtime>, manifest: Manifest, bytes: Vec<u8>) -> Result<LoadedPlugin> {
+        let name: Arc<str> = manifest.name.as_str().into();
+        let compiled = {
+            let runtime = runtime.clone();
+            let name = name.clone();
+            tokio::task::spawn_blocking(move || runtime.compile(&name, &bytes))
+                .await
+                .map_err(|e| load_error(&manifest.name, format!("compile task: {e}")))??
+        };
+        let (hash, component) = compiled;
+        check_imports(&runtime, &manifest, &component)?;
+        let grants: HashSet<Capability> = manifest.capabilities.iter().copied().collect();
+        let plugin = PluginBase { manifest, name, grants, runtime: runtime.clone() };
+        let kind = plugin.manifest.kind;
+        let link_error = |e: wasmtime::Error| load_error(&plugin.name, format!("does not fit the {} world: {e}", kind.as_str()));
+        let exports = match kind {
+            Kind::Action => {
+                let pre = runtime.action_linker.instantiate_pre(&component).map_err(link_error)?;
+                let pre = bindings::action::ActionHandlerPre::new(pre).map_err(link_error)?;
+                let mut store = plugin.store(None);
+                let described = plugin
+                    .guarded(&mut store, |store| {
+                        let pre = pre.clone();
+                        Box::pin(async move {
+                            let instance = pre.instantiate_async(&mut *store).await?;
+                            instance.wabp_plugin_action().call_describe(&mut *store).await
+                        })
+                    })
+                    .await
+                    .map_err(|f| load_error(&plugin.name, format!("describe failed: {}", f.message)))?;
+                let mut specs = Vec::new();
+                for spec in described {
+                    if !is_action_name(&spec.name) {
+                        return Err(load_error(&plugin.name, format!("action name {:?} must be snake_case ([a-z0-9_], ≤ 64)", spec.name)));
+                    }
+                    let schema = parse_schema(&plugin.name, &spec.name, &spec.params_schema)?;
+                    specs.push(ActionSpec { name: spec.name, description: spec.description, params_schema: schema });
+                }
+                Exports::Action { pre, specs }
+            }
+            Kind::Markup => {
+                let pre = runtime.markup_linker.instantiate_pre(&component).map_err(link_error)?;
+                let pre = bindings::markup::MarkupRendererPre::new(pre).map_err(link_error)?;
+                let mut store = plugin.store(None);
+                let tags = plugin
+                    .guarded(&mut store, |store| {
+                        let pre = pre.clone();
+                        Box::pin(async move {
+                            let instance = pre.instantiate_async(&mut *store).await?;
+                            instance.wabp_plugin_markup().call_describe(&mut *store).await
+                        })
+                    })
+                    .await
+                    .map_err(|f| load_error(&plugin.name, format!("describe failed: {}", f.message)))?;
+                Exports::Markup { pre, tags }
+            }
+            Kind::Wait => {
+                let pre = runtime.wait_linker.instantiate_pre(&component).map_err(link_error)?;
+                let pre = bindings::wait::WaitHeuristicPre::new(pre).map_err(link_error)?;
+                let mut store = plugin.store(None);
+                let described = plugin
+                    .guarded(&mut store, |store| {
+                        let pre = pre.clone();
+                        Box::pin(async move {
+                            let instance = pre.instantiate_async(&mut *store).await?;
+                            instance.wabp_plugin_wait().call_describe(&mut *store).await
+                        })
+                    })
+                    .await
+                    .map_err(|f| load_error(&plugin.name, format!("describe failed: {}", f.message)))?;
+                let mut specs = Vec::new();
+                for spec in described {
+                    let schema = parse_schema(&plugin.name, &spec.name, &spec.params_schema)?;
+                    specs.push(WaitSpec { name: spec.name, description: spec.description, params_schema: schema });
+                }
+                Exports::Wait { pre, specs }
+            }
+        };
+        Ok(LoadedPlugin { base: plugin, hash, exports })
+    }
+
+}
+
+impl LoadedPlugin {
+    /// What this version provides: action names, markup tags or wait types.
+    pub fn provides(&self) -> Vec<String> {
+        match &self.exports {
+            Exports::Action { specs, .. } => specs.iter().map(|s| s.name.clone()).collect(),
+            Exports::Markup { tags, .. } => tags.clone(),
+            Exports::Wait { specs, .. } => specs.iter().map(|s| s.name.clone()).collect(),
+        }
+    }
+}
+
+impl PluginBase {
+    fn store(&self, page: Option<Arc<dyn PageHost>>) -> Store<HostState> {
+        let deadline = Instant::now() + self.manifest.timeout();
+        self.runtime.store(HostState::new(self.name.clone(), self.grants.clone(), page, limits(self.manifest.memory_bytes()), deadline))
+    }
+
+    fn failure(&self, code: ErrorCode, message: impl Into<String>) -> PluginFailure {
+        PluginFailure { plugin: self.name.to_string(), code, message: message.into() }
+    }
+
+    /// Turns a trap into an error that says what happened.
+    fn trap_failure(&self, error: wasmtime::Error) -> PluginFailure {
+        let text = format!("{error:?}");
+        let message = if text.contains(DEADLINE_TRAP) {
+            format!("stopped: exceeded its {} ms deadline", self.manifest.timeout().as_millis())
+        } else if text.contains("growing memory") || text.contains("memory.grow") || text.contains("out of memory") {
+            format!("stopped: exceeded its {} MiB memory limit", self.manifest.memory_bytes() >> 20)
+        } else if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
+            format!("trapped: {trap}")
+        } else {
+            format!("failed: {}", error.root_cause())
+        };
+        self.failure(ErrorCode::PluginFailed, message)
+    }
+
+    /// Runs a call on `store` with the deadline enforced twice: by the epoch
+    /// callback inside wasm, and by a timer around host awaits.
+    async fn guarded<R>(
+        &self,
+        store: &mut Store<HostState>,
+        call: impl for<'s> FnOnce(&'s mut Store<HostState>) -> futures_boxed::BoxFuture<'s, wasmtime::Result<R>>,
+    ) -> std::result::Result<R, PluginFailure> {
+        let limit = self.manifest.timeout();
+        store.data_mut().deadline = Instant::now() + limit;
+        store.set_epoch_deadline(1);
+        match tokio::time::timeout(limit + Duration::from_millis(250), call(store)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(self.trap_failure(error)),
+            Err(_) => Err(self.failure(ErrorCode::PluginFailed, format!("stopped: exceeded its {} ms deadline", limit.as_millis()))),
+        }
+    }
+
+    fn plugin_error(&self, e: types::PluginError) -> PluginFailure {
+        use types::ErrorCode as W;
+        let code = match e.code {
+            W::InvalidRequest => ErrorCode::InvalidRequest,
+            W::NotFound => ErrorCode::NotFound,
+            W::SelectorNotFound => ErrorCode::SelectorNotFound,
+            W::ElementNotVisible => ErrorCode::ElementNotVisible,
+            W::ElementNotInteractable => ErrorCode::ElementNotInteractable,
+            W::NavigationFailed => ErrorCode::NavigationFailed,
+            W::EvaluationError => ErrorCode::EvaluationError,
+            W::Timeout => ErrorCode::Timeout,
+            W::Failed => ErrorCode::PluginFailed,
+        };
+        self.failure(code, e.message)
+    }
+}
+
+mod futures_boxed {
+    pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+}
+
+#[async_trait]
+impl ActionHandler for LoadedPlugin {
+    fn plugin_name(&self) -> &str {
+        &self.name
+    }
+
+    async fn run(&self, action: &str, params: Value, context: ActionContext, host: Arc<dyn PageHost>) -> std::result::Result<Value, PluginFailure> {
+        let Exports::Action { pre, .. } = &self.exports else {
+            return Err(self.failure(ErrorCode::Internal, "not an action plugin"));
+        };
+        let pre = pre.clone();
+        let params = params.to_string();
+        let action = action.to_string();
+        let ctx = bindings::action::exports::wabp::plugin::action::ActionContext {
+            tab_id: context.tab_id,
+            pointer_x: context.pointer.0,
+            pointer_y: context.pointer.1,
+        };
+        let mut store = self.store(Some(host));
+        let outcome = self
+            .guarded(&mut store, |store| {
+                Box::pin(async move {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    instance.wabp_plugin_action().call_run(&mut *store, &action, &params, &ctx).await
+                })
+            })
+            .await?;
+        let text = outcome.map_err(|e| self.plugin_error(e))?;
+        serde_json::from_str(&text).map_err(|e| self.failure(ErrorCode::PluginFailed, format!("returned invalid JSON: {e}")))
+    }
+}
+
+fn core_color(c: bindings::markup::exports::wabp::plugin::markup::Color) -> Color {
+    Color { r: c.r, g: c.g, b: c.b, a: c.a }
+}
+
+#[async_trait]
+impl MarkupRenderer for LoadedPlugin {
+    fn plugin_name(&self) -> &str {
+        &self.name
+    }
+
+    async fn render(&self, tags: &[String], viewport: (f64, f64), elements: &[MarkupElement]) -> std::result::Result<Vec<Shape>, PluginFailure> {
+        use bindings::markup::exports::wabp::plugin::markup as m;
+        let Exports::Markup { pre, .. } = &self.exports else {
+            return Err(self.failure(ErrorCode::Internal, "not a markup plugin"));
+        };
+        let pre = pre.clone();
+        let tags = tags.to_vec();
+        let elements: Vec<m::Element> = elements
+            .iter()
+            .map(|e| {
+                let mut flags = m::ElementFlags::empty();
+                for (on, flag) in [(e.clickable, m::ElementFlags::CLICKABLE), (e.typeable, m::ElementFlags::TYPEABLE), (e.scrollable, m::ElementFlags::SCROLLABLE), (e.focused, m::ElementFlags::FOCUSED)] {
+                    if on {
+                        flags |= flag;
+                    }
+                }
+                m::Element {
+                    index: e.index,
+                    rect: types::Rect { x: e.rect.x, y: e.rect.y, width: e.rect.width, height: e.rect.height },
+                    tag: e.tag.clone(),
+                    role: e.role.clone(),
+                    name: e.name.clone(),
+                    href: e.href.clone(),
+                    flags,
+                }
+            })
+            .collect();
+        let mut store = self.store(None);
+        let outcome = self
+            .guarded(&mut store, |store| {
+                Box::pin(async move {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    instance.wabp_plugin_markup().call_render(&mut *store, &tags, viewport.0, viewport.1, &elements).await
+                })
+            })
+            .await?;
+        let shapes = outcome.map_err(|e| self.plugin_error(e))?;
+        Ok(shapes
+            .into_iter()
+            .map(|s| match s {
+                m::Shape::Rect(r) => Shape::Rect {
+                    rect: Rect { x: r.rect.x, y: r.rect.y, width: r.rect.width, height: r.rect.height },
+                    stroke: r.stroke.map(core_color),
+                    stroke_width: r.stroke_width,
+                    fill: r.fill.map(core_color),
+                    dash: r.dash,
+                },
+                m::Shape::Label(l) => Shape::Label { x: l.x, y: l.y, text: l.text, color: core_color(l.color), background: l.background.map(core_color), size: l.size },
+                m::Shape::Line(l) => Shape::Line { x1: l.x1, y1: l.y1, x2: l.x2, y2: l.y2, color: core_color(l.color), width: l.width },
+            })
+            .collect())
+    }
+}
+
+fn wit_decision(d: bindings::wait::exports::wabp::plugin::wait::Decision) -> WaitDecision {
+    use bindings::wait::exports::wabp::plugin::wait::Decision;
+    match d {
+        Decision::Pending(ms) => WaitDecision::Pending { recheck_after_ms: ms },
+        Decision::Done(reason) => WaitDecision::Done { reason },
+    }
+}
+
+struct PluginWaitSession {
+    plugin: Arc<LoadedPlugin>,
+    store: Store<HostState>,
+    instance: Arc<bindings::wait::WaitHeuristic>,
+}
+
+#[async_trait]
+impl WaitSession for PluginWaitSession {
+    async fn poll(&mut self, signals: Vec<WaitSignal>, elapsed_ms: u64) -> std::result::Result<WaitDecision, PluginFailure> {
+        use bindings::wait::exports::wabp::plugin::wait::{RequestInfo, Signal};
+        let signals: Vec<Signal> = signals
+            .into_iter()
+            .map(|s| match s {
+                WaitSignal::RequestStarted(r) => Signal::RequestStarted(RequestInfo { id: r.id, url: r.url, resource_type: r.resource_type, same_site: r.same_site }),
+                WaitSignal::RequestFinished(id) => Signal::RequestFinished(id),
+                WaitSignal::NavigationStarted(url) => Signal::NavigationStarted(url),
+                WaitSignal::NavigationCommitted(url) => Signal::NavigationCommitted(url),
+                WaitSignal::DomContentLoaded => Signal::DomContentLoaded,
+                WaitSignal::Load => Signal::Load,
+                WaitSignal::DialogOpened => Signal::DialogOpened,
+            })
+            .collect();
+        let instance = self.instance.clone();
+        let plugin = self.plugin.clone();
+        let decision = plugin
+            .guarded(&mut self.store, |store| Box::pin(async move { instance.wabp_plugin_wait().call_poll(&mut *store, &signals, elapsed_ms).await }))
+            .await?;
+        Ok(wit_decision(decision))
+    }
+}
+
+/// Wait plugins need an `Arc` of themselves to keep their session alive.
+pub struct WaitPlugin(pub Arc<LoadedPlugin>);
+
+#[async_trait]
+impl WaitHeuristic for WaitPlugin {
+    fn plugin_name(&self) -> &str {
+        &self.0.name
+    }
+
+    async fn begin(&self, wait_type: &str, params: Value) -> std::result::Result<(Box<dyn WaitSession>, WaitDecision), PluginFailure> {
+        let plugin = &self.0;
+        let Exports::Wait { pre, .. } = &plugin.exports else {
+            return Err(plugin.failure(ErrorCode::Internal, "not a wait plugin"));
+        };
+        let pre = pre.clone();
+        let mut store = plugin.store(None);
+        let (name, params) = (wait_type.to_string(), params.to_string());
+        let (instance, outcome) = plugin
+            .guarded(&mut store, |store| {
+                Box::pin(async move {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    let outcome = instance.wabp_plugin_wait().call_begin(&mut *store, &name, &params).await?;
+                    Ok((instance, outcome))
+                })
+            })
+            .await?;
+        let decision = outcome.map_err(|e| plugin.plugin_error(e))?;
+        Ok((Box::new(PluginWaitSession { plugin: plugin.clone(), store, instance: Arc::new(instance) }), wit_decision(decision)))
+    }
+}

@@ -1,0 +1,131 @@
+//! `plugin.toml`: what a plugin is, what it may do and its limits.
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Action,
+    Markup,
+    Wait,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Action => "action",
+            Kind::Markup => "markup",
+            Kind::Wait => "wait",
+        }
+    }
+}
+
+/// A host capability: one WIT interface of `wabp:plugin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Capability {
+    Input,
+    Page,
+    Script,
+    Navigation,
+    Log,
+    Clock,
+}
+
+impl Capability {
+    pub const ALL: [Capability; 6] =
+        [Capability::Input, Capability::Page, Capability::Script, Capability::Navigation, Capability::Log, Capability::Clock];
+
+    pub fn interface(self) -> &'static str {
+        match self {
+            Capability::Input => "input",
+            Capability::Page => "page",
+            Capability::Script => "script",
+            Capability::Navigation => "navigation",
+            Capability::Log => "log",
+            Capability::Clock => "clock",
+        }
+    }
+
+    pub fn from_interface(name: &str) -> Option<Capability> {
+        Capability::ALL.into_iter().find(|c| c.interface() == name)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Per-call deadline.
+    pub timeout_ms: Option<u64>,
+    /// Per-call memory limit.
+    pub memory_mb: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub name: String,
+    pub version: String,
+    pub kind: Kind,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub capabilities: Vec<Capability>,
+    /// The component's file name beside the manifest.
+    #[serde(default = "default_component")]
+    pub component: String,
+    pub limits: Option<Limits>,
+}
+
+fn default_component() -> String {
+    "plugin.wasm".into()
+}
+
+pub const DEFAULT_MEMORY_MB: u64 = 64;
+
+impl Manifest {
+    pub fn parse(text: &str) -> Result<Manifest> {
+        let manifest: Manifest = toml::from_str(text).map_err(|e| Error::Manifest(e.to_string()))?;
+        if manifest.name.is_empty() || !manifest.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(Error::Manifest(format!("name {:?} must be non-empty ASCII letters, digits, '-' or '_'", manifest.name)));
+        }
+        if manifest.component.contains('/') || manifest.component.contains("..") {
+            return Err(Error::Manifest("component must be a file name beside plugin.toml".into()));
+        }
+        Ok(manifest)
+    }
+
+    pub fn grants(&self, capability: Capability) -> bool {
+        self.capabilities.contains(&capability)
+    }
+
+    pub fn timeout(&self) -> std::time::Duration {
+        let default = match self.kind {
+            Kind::Action => 60_000,
+            Kind::Markup => 5_000,
+            Kind::Wait => 2_000,
+        };
+        std::time::Duration::from_millis(self.limits.as_ref().and_then(|l| l.timeout_ms).unwrap_or(default))
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        (self.limits.as_ref().and_then(|l| l.memory_mb).unwrap_or(DEFAULT_MEMORY_MB) as usize) << 20
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects() {
+        let m = Manifest::parse("name = \"a\"\nversion = \"1\"\nkind = \"action\"\ncapabilities = [\"input\", \"log\"]\n[limits]\ntimeout_ms = 5").unwrap();
+        assert!(m.grants(Capability::Input) && !m.grants(Capability::Script));
+        assert_eq!(m.timeout().as_millis(), 5);
+        assert!(Manifest::parse("name = \"a\"\nversion = \"1\"\nkind = \"bogus\"").is_err());
+        assert!(Manifest::parse("name = \"a b\"\nversion = \"1\"\nkind = \"wait\"").is_err());
+        assert!(Manifest::parse("name = \"a\"\nversion = \"1\"\nkind = \"wait\"\ncapabilities = [\"fs\"]").is_err());
+    }
+}
