@@ -1,1 +1,166 @@
-fn main(){}
+//! `wabp-bench`: prints the numbers BENCHMARKS.md records. Medians, not
+//! assertions: these machines are noisy.
+//!
+//! cargo run --release --bin wabp-bench
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::response::Html;
+use serde_json::{Value, json};
+use wabp_core::plugin::{MarkupElement, PluginRegistry, Rect};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
+}
+
+fn busy_page() -> String {
+    let mut html = String::from("<!doctype html><title>Bench</title><style>body{font:14px sans-serif} .c{display:inline-block;margin:6px;padding:8px;border:1px solid #888}</style><body><h1>Benchmark page</h1><input placeholder='search' style='width:300px'><div id=out>0</div>");
+    for i in 0..120 {
+        html.push_str(&format!("<button class=c onclick=\"document.getElementById('out').textContent={i}\">Button {i}</button>"));
+    }
+    html.push_str("<div style='height:300px;overflow:auto;width:400px'><div style='height:2000px'>scroll</div></div></body>");
+    html
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let page = busy_page();
+    let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let site_url = format!("http://{}/", site.local_addr()?);
+    tokio::spawn(async move { axum::serve(site, axum::Router::new().route("/", axum::routing::get(move || async move { Html(page) }))).await });
+
+    let session = std::env::temp_dir().join(format!("wabp-bench-{}", std::process::id()));
+    let app = wabp::App::start(wabp::Options::default_for_session(session.clone())).await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let api = format!("http://{}/api/v1", listener.local_addr()?);
+    let registry = app.registry.clone();
+    let engine = app.engine.clone();
+    tokio::spawn(app.serve(listener));
+    let http = reqwest::Client::new();
+    let post = |path: String, body: Value| {
+        let http = http.clone();
+        async move { http.post(path).json(&body).send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    println!("browser: {}", engine.status().executable.unwrap_or_default());
+    let tabs: Value = http.get(format!("{api}/tabs")).send().await?.json().await?;
+    let tab = tabs[0]["id"].as_str().unwrap().to_string();
+    post(format!("{api}/tabs/{tab}/navigate"), json!({ "url": site_url })).await;
+
+    // 1. Click with the full envelope (before + after, all markup, cursor).
+    let runs = 50;
+    let (mut total, mut wall, mut before, mut dispatch, mut wait, mut after, mut capture, mut markup, mut encode) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    for i in 0..runs + 3 {
+        let started = Instant::now();
+        let env = post(format!("{api}/tabs/{tab}/click"), json!({ "x": 60 + (i % 5) * 90, "y": 120 })).await;
+        let elapsed = started.elapsed().as_secs_f64() * 1000.0;
+        if i < 3 {
+            continue; // warm-up
+        }
+        let t = &env["timing"];
+        let p = &t["parts"];
+        total.push(t["duration_ms"].as_f64().unwrap());
+        wall.push(elapsed);
+        before.push(p["before_ms"].as_f64().unwrap());
+        dispatch.push(p["dispatch_ms"].as_f64().unwrap());
+        wait.push(p["wait_ms"].as_f64().unwrap());
+        after.push(p["after_ms"].as_f64().unwrap());
+        capture.push(p["capture_ms"].as_f64().unwrap() / 2.0);
+        markup.push(p["markup_ms"].as_f64().unwrap() / 2.0);
+        encode.push(p["encode_ms"].as_f64().unwrap() / 2.0);
+    }
+    println!("click, full envelope, 1280x720, median of {runs}:");
+    println!("  HTTP round trip          {:7.1} ms", median(wall));
+    println!("  action loop total        {:7.1} ms", median(total));
+    println!("    before screenshot      {:7.1} ms", median(before));
+    println!("    dispatch (plugin+CDP)  {:7.1} ms", median(dispatch));
+    println!("    wait (action_complete) {:7.1} ms", median(wait));
+    println!("    after screenshot       {:7.1} ms", median(after));
+    println!("  per screenshot: capture  {:7.1} ms, markup {:5.1} ms, encode {:5.1} ms", median(capture), median(markup), median(encode));
+
+    // 2. The same click without screenshots and with the immediate wait.
+    let mut bare = vec![];
+    for i in 0..runs {
+        let env = post(format!("{api}/tabs/{tab}/click"), json!({ "x": 60 + (i % 5) * 90, "y": 120, "screenshot": { "area": "none" }, "wait_until": { "type": "immediate" } })).await;
+        bare.push(env["timing"]["duration_ms"].as_f64().unwrap());
+    }
+    println!("click, no screenshots, immediate wait: {:.1} ms", median(bare));
+
+    // 3. Plugin call overhead: a markup render (fresh instance per call) and a wait session.
+    let elements: Vec<MarkupElement> = (0..10)
+        .map(|i| MarkupElement {
+            index: i + 1,
+            rect: Rect { x: 10.0 * i as f64, y: 10.0, width: 50.0, height: 20.0 },
+            tag: "button".into(),
+            role: String::new(),
+            name: format!("b{i}"),
+            href: None,
+            clickable: true,
+            typeable: false,
+            scrollable: false,
+            focused: false,
+        })
+        .collect();
+    let renderer = registry.markup("clickable").expect("abp-markup loaded");
+    let tags = vec!["clickable".to_string()];
+    let mut calls = vec![];
+    for _ in 0..500 {
+        let started = Instant::now();
+        renderer.render(&tags, (1280.0, 720.0), &elements).await.unwrap();
+        calls.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    println!("plugin call: markup render, 10 elements (instantiate + call): {:.1} µs median", median(calls));
+    let waits = registry.wait("immediate").unwrap();
+    let mut calls = vec![];
+    for _ in 0..500 {
+        let started = Instant::now();
+        waits.begin("immediate", json!({})).await.unwrap();
+        calls.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    println!("plugin call: wait begin (instantiate + call): {:.1} µs median", median(calls));
+
+    // 4. Hot reload: file write → new version answering.
+    println!("hot reload, write to live (median of 10): {:.1} ms", hot_reload_latency().await?);
+    engine.shutdown(Duration::from_secs(5)).await;
+    let _ = std::fs::remove_dir_all(session);
+    Ok(())
+}
+
+async fn hot_reload_latency() -> anyhow::Result<f64> {
+    let registry = wabp::builtin_registry().await?;
+    let dir = std::env::temp_dir().join(format!("wabp-bench-plugins-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let plugin = dir.join("test-echo");
+    std::fs::create_dir_all(&plugin)?;
+    let _watch = wabp_plugin_host::watch(registry.clone(), dir.clone())?;
+    let src = Path::new(wabp::TEST_PLUGINS_SRC);
+    let built = Path::new(wabp::TEST_PLUGINS_DIR);
+    let mut samples = vec![];
+    for i in 0..10 {
+        let version = if i % 2 == 0 { "v1" } else { "v2" };
+        let manifest = std::fs::read_to_string(src.join(format!("test-echo-{version}")).join("plugin.toml"))?;
+        let bytes = std::fs::read(built.join(format!("test_echo_{version}.wasm")))?;
+        let started = Instant::now();
+        std::fs::write(plugin.join("plugin.wasm"), &bytes)?;
+        std::fs::write(plugin.join("plugin.toml"), &manifest)?;
+        let expected = if i % 2 == 0 { "1" } else { "2" };
+        loop {
+            if let Some(info) = registry.plugins().iter().find(|p| p.name == "test-echo") {
+                if info.version.starts_with(expected) && info.status == "active" {
+                    break;
+                }
+            }
+            if started.elapsed() > Duration::from_secs(10) {
+                anyhow::bail!("reload did not happen within 10 s");
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let _: Arc<dyn PluginRegistry> = registry;
+    Ok(median(samples))
+}

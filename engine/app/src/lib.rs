@@ -1,1 +1,136 @@
+//! The `wabp` application: wires the plugin host, the engine and the
+//! frontends together. The binary (`main.rs`) and the integration tests both
+//! start the engine through `App::start`.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use axum::Router;
+use wabp_core::browser::{BrowserOptions, LaunchMode};
+use wabp_core::{Engine, EngineConfig};
+use wabp_plugin_host::{Registry, WatchHandle};
+
+include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
+
+/// Where the test plugins were built (for the integration tests).
+pub const TEST_PLUGINS_DIR: &str = env!("WABP_TEST_PLUGINS_DIR");
+/// The test plugins' sources (their `plugin.toml`s).
+pub const TEST_PLUGINS_SRC: &str = env!("WABP_TEST_PLUGINS_SRC");
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub launch: LaunchMode,
+    pub headed: bool,
+    pub viewport: (u32, u32),
+    /// Folder of plugins to load and watch (created if missing).
+    pub plugin_dir: Option<PathBuf>,
+    pub session_dir: PathBuf,
+    pub auth_token: Option<String>,
+    pub pause: bool,
+}
+
+impl Options {
+    /// The embedded default: headless auto-detected Chromium, built-in plugins,
+    /// a fresh session dir under the system temp dir.
+    pub fn default_for_session(session_dir: PathBuf) -> Self {
+        Options {
+            launch: LaunchMode::Auto,
+            headed: false,
+            viewport: (1280, 720),
+            plugin_dir: None,
+            session_dir,
+            auth_token: None,
+            pause: true,
+        }
+    }
+}
+
+pub struct App {
+    pub engine: Arc<Engine>,
+    pub registry: Arc<Registry>,
+    pub shutdown: Arc<tokio::sync::Notify>,
+    pub auth_token: Option<String>,
+    _watch: Option<WatchHandle>,
+}
+
+/// Loads every built-in plugin into a new registry.
+pub async fn builtin_registry() -> anyhow::Result<Arc<Registry>> {
+    let registry = Registry::new()?;
+    for (name, manifest, bytes) in BUILTIN_PLUGINS {
+        registry.load_builtin(manifest, bytes.to_vec()).await.with_context(|| format!("built-in plugin {name}"))?;
+    }
+    Ok(registry)
+}
+
+impl App {
+    /// Loads plugins, starts watching the plugin folder and launches the
+    /// browser (awaited: callers get a ready engine or an error).
+    pub async fn start(options: Options) -> anyhow::Result<App> {
+        let app = App::prepare(options).await?;
+        app.engine.start().await?;
+        Ok(app)
+    }
+
+    /// Everything but the browser launch, which the caller starts (the
+    /// server answers `/browser/status` with "initializing" meanwhile).
+    pub async fn prepare(options: Options) -> anyhow::Result<App> {
+        let registry = builtin_registry().await?;
+        let watch = match &options.plugin_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).with_context(|| format!("plugin folder {}", dir.display()))?;
+                registry.scan(dir).await;
+                Some(wabp_plugin_host::watch(registry.clone(), dir.clone())?)
+            }
+            None => None,
+        };
+        let engine = Engine::new(
+            EngineConfig {
+                browser: BrowserOptions {
+                    mode: options.launch.clone(),
+                    headed: options.headed,
+                    viewport_width: options.viewport.0,
+                    viewport_height: options.viewport.1,
+                    user_data_dir: options.session_dir.join("profile"),
+                    ..BrowserOptions::default()
+                },
+                session_dir: options.session_dir.clone(),
+                pause: options.pause,
+            },
+            registry.clone(),
+        );
+        Ok(App { engine, registry, shutdown: Arc::new(tokio::sync::Notify::new()), auth_token: options.auth_token, _watch: watch })
+    }
+
+    /// The whole HTTP surface: `/api/v1` (and `/mcp` once it lands).
+    pub fn router(&self) -> Router {
+        let state = wabp_rest::AppState { engine: self.engine.clone(), shutdown: self.shutdown.clone() };
+        let api = wabp_rest::router(state);
+        let api = match &self.auth_token {
+            Some(token) => {
+                let token: Arc<str> = token.as_str().into();
+                api.layer(axum::middleware::from_fn(move |req, next| wabp_rest::require_bearer(token.clone(), req, next)))
+            }
+            None => api,
+        };
+        Router::new().nest("/api/v1", api)
+    }
+
+    /// Serves until `POST /browser/shutdown` or ctrl-c.
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
+        let router = self.router();
+        let shutdown = self.shutdown.clone();
+        let engine = self.engine.clone();
+        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(async move {
+                tokio::select! {
+                    _ = shutdown.notified() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            })
+            .await?;
+        engine.shutdown(std::time::Duration::from_secs(5)).await;
+        Ok(())
+    }
+}

@@ -70,19 +70,22 @@ const USUAL_PATHS: &[&str] = &[
 
 /// Finds a browser executable. A headed browser can't be headless-shell.
 pub fn find_browser(headed: bool) -> Result<PathBuf> {
-    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    find_browser_in(&std::env::var_os("PATH").unwrap_or_default(), USUAL_PATHS, headed)
+}
+
+fn find_browser_in(path_var: &std::ffi::OsStr, usual_paths: &[&str], headed: bool) -> Result<PathBuf> {
     for name in CANDIDATES {
         if headed && name.contains("headless") {
             continue;
         }
-        for dir in std::env::split_paths(&path_var) {
+        for dir in std::env::split_paths(path_var) {
             let candidate = dir.join(name);
             if is_executable(&candidate) {
                 return Ok(candidate);
             }
         }
     }
-    for path in USUAL_PATHS {
+    for path in usual_paths {
         if headed && path.contains("headless") {
             continue;
         }
@@ -205,5 +208,46 @@ impl BrowserProcess {
             }
         }
         self.handler_task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_missing_binary_says_what_to_do() {
+        let options = BrowserOptions { mode: LaunchMode::Binary("/nonexistent/chrome".into()), ..BrowserOptions::default() };
+        let err = BrowserProcess::start(&options).await.err().expect("no browser there");
+        assert_eq!(err.code, ErrorCode::BrowserInitFailed);
+        assert!(err.message.contains("/nonexistent/chrome"), "{}", err.message);
+    }
+
+    #[tokio::test]
+    async fn a_dead_endpoint_fails_to_connect() {
+        let options = BrowserOptions { mode: LaunchMode::Connect("http://127.0.0.1:9".into()), ..BrowserOptions::default() };
+        let err = BrowserProcess::start(&options).await.err().expect("nothing listens on port 9");
+        assert_eq!(err.code, ErrorCode::DevtoolsInitFailed);
+    }
+
+    #[test]
+    fn auto_detection_explains_what_to_install() {
+        let err = find_browser_in(std::ffi::OsStr::new("/nonexistent"), &[], false).unwrap_err();
+        assert_eq!(err.code, ErrorCode::BrowserInitFailed);
+        assert!(err.message.contains("apt-get install chromium-headless-shell") && err.message.contains("--chrome"), "{}", err.message);
+    }
+
+    #[test]
+    fn headed_mode_skips_headless_shell() {
+        let dir = std::env::temp_dir().join(format!("wabp-find-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["chromium-headless-shell", "chromium"] {
+            let path = dir.join(name);
+            std::fs::write(&path, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        }
+        assert_eq!(find_browser_in(dir.as_os_str(), &[], false).unwrap(), dir.join("chromium-headless-shell"));
+        assert_eq!(find_browser_in(dir.as_os_str(), &[], true).unwrap(), dir.join("chromium"));
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

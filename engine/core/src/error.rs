@@ -21,6 +21,7 @@ pub enum ErrorCode {
     NotReady,
     BrowserInitFailed,
     DevtoolsInitFailed,
+    Unauthorized,
     /// The action is blocked in human input mode.
     HumanMode,
     /// A plugin trapped, ran out of time or memory.
@@ -41,6 +42,7 @@ impl ErrorCode {
             | ErrorCode::ElementNotFound
             | ErrorCode::SelectorNotFound => 404,
             ErrorCode::HumanMode => 409,
+            ErrorCode::Unauthorized => 401,
             ErrorCode::NotReady => 503,
             ErrorCode::Timeout => 504,
             ErrorCode::NavigationFailed
@@ -68,6 +70,7 @@ impl ErrorCode {
             ErrorCode::BrowserInitFailed => "BROWSER_INIT_FAILED",
             ErrorCode::DevtoolsInitFailed => "DEVTOOLS_INIT_FAILED",
             ErrorCode::HumanMode => "HUMAN_MODE",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
             ErrorCode::PluginFailed => "PLUGIN_FAILED",
             ErrorCode::Internal => "INTERNAL",
         }

@@ -259,14 +259,36 @@ impl Tab {
         Ok((info.result.target_info.url.clone(), info.result.target_info.title.clone()))
     }
 
-    /// Evaluates an expression, awaiting promises. Returns (value, JS type).
-    pub async fn evaluate_value(&self, expression: &str) -> Result<(Value, String)> {
-        if self.pending_dialog().is_some() {
+    /// Sends a command that the page's script may block on (input, script).
+    /// If a dialog opens meanwhile, the browser holds the answer until the
+    /// dialog closes: stop waiting and report `None` instead of hanging.
+    async fn execute_unless_dialog<T>(&self, command: T) -> Result<Option<T::Response>>
+    where
+        T: chromiumoxide::types::Command,
+    {
+        if let Some(dialog) = self.pending_dialog() {
             return Err(Error::new(
-                ErrorCode::EvaluationError,
-                "a JavaScript dialog is open in this tab; accept or dismiss it first",
+                ErrorCode::InvalidRequest,
+                format!("a {} dialog is open in this tab; accept or dismiss it first (POST /tabs/{}/dialog/accept)", dialog.dialog_type, self.id),
             ));
         }
+        let mut signals = self.subscribe();
+        let dialog_opened = async move {
+            loop {
+                match signals.recv().await {
+                    Ok(TabSignal::DialogOpened(_)) | Err(broadcast::error::RecvError::Closed) => return,
+                    _ => {}
+                }
+            }
+        };
+        tokio::select! {
+            response = self.page.execute(command) => Ok(Some(response?.result)),
+            _ = dialog_opened => Ok(None),
+        }
+    }
+
+    /// Evaluates an expression, awaiting promises. Returns (value, JS type).
+    pub async fn evaluate_value(&self, expression: &str) -> Result<(Value, String)> {
         let params = EvaluateParams::builder()
             .expression(expression)
             .return_by_value(true)
@@ -274,8 +296,13 @@ impl Tab {
             .user_gesture(true)
             .build()
             .map_err(Error::internal)?;
-        let response = self.page.execute(params).await?;
-        if let Some(exception) = &response.result.exception_details {
+        let Some(response) = self.execute_unless_dialog(params).await? else {
+            return Err(Error::new(
+                ErrorCode::EvaluationError,
+                format!("the script opened a dialog, which is pending; accept or dismiss it (POST /tabs/{}/dialog/accept)", self.id),
+            ));
+        };
+        if let Some(exception) = &response.exception_details {
             let detail = exception
                 .exception
                 .as_ref()
@@ -283,7 +310,7 @@ impl Tab {
                 .unwrap_or_else(|| exception.text.clone());
             return Err(Error::new(ErrorCode::EvaluationError, detail));
         }
-        let object = &response.result.result;
+        let object = &response.result;
         let kind = object.r#type.as_ref().to_string();
         let value = match (&object.value, &object.unserializable_value) {
             (Some(v), _) => v.clone(),
@@ -317,8 +344,8 @@ impl Tab {
             .modifiers(modifiers.cdp_mask())
             .build()
             .map_err(Error::internal)?;
-        self.page.execute(params).await?;
         self.set_pointer(x, y);
+        self.execute_unless_dialog(params).await?;
         Ok(())
     }
 
@@ -343,7 +370,7 @@ impl Tab {
                 builder = builder.text(text.clone()).unmodified_text(text.clone());
             }
         }
-        self.page.execute(builder.build().map_err(Error::internal)?).await?;
+        self.execute_unless_dialog(builder.build().map_err(Error::internal)?).await?;
         Ok(())
     }
 
@@ -460,8 +487,8 @@ impl PageHost for Tab {
             .modifiers(modifiers.cdp_mask())
             .build()
             .map_err(HostError::Failed)?;
-        self.page.execute(params).await.map_err(Error::from)?;
         self.set_pointer(x, y);
+        self.execute_unless_dialog(params).await?;
         Ok(())
     }
     async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
@@ -482,7 +509,7 @@ impl PageHost for Tab {
         Ok(self.key(DispatchKeyEventType::KeyUp, key, modifiers).await?)
     }
     async fn insert_text(&self, text: &str) -> HostResult<()> {
-        self.page.execute(InsertTextParams::new(text)).await.map_err(Error::from)?;
+        self.execute_unless_dialog(InsertTextParams::new(text)).await?;
         Ok(())
     }
     async fn query_selector_all(&self, selector: &str) -> HostResult<Vec<ElementBox>> {

@@ -1,0 +1,38 @@
+//! Errors as ABP answers them: `{"error": "...", "code": "..."}` with the
+//! status the code implies. 5xx details are logged too.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use wabp_core::{Error, ErrorCode};
+
+pub struct ApiError(pub Error);
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        ApiError(e)
+    }
+}
+
+impl ApiError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        ApiError(Error::invalid(message))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.0.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if status.is_server_error() {
+            tracing::error!(code = self.0.code.as_str(), "{}", self.0.message);
+        }
+        (status, Json(json!({ "error": self.0.message, "code": self.0.code.as_str() }))).into_response()
+    }
+}
+
+pub fn error_response(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({ "error": message.into(), "code": code.as_str() }))).into_response()
+}

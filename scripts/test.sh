@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: unit tests, plugin state-machine tests and the
+# integration tests against real headless Chromium.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+# Browser tests share one engine per test binary; two threads keep 2 cores busy.
+cargo test --workspace --locked -- --test-threads=2
+cargo test --manifest-path plugins/Cargo.toml --locked -p standard-waits

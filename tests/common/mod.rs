@@ -1,0 +1,208 @@
+//! Shared by the integration binaries: one runtime, one engine (real headless
+//! Chromium) behind real HTTP, and a fixture site on 127.0.0.1.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::Query;
+use axum::response::Html;
+use axum::routing::get;
+use serde_json::{Value, json};
+
+pub mod pages;
+
+pub fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap())
+}
+
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    runtime().block_on(f)
+}
+
+pub struct Server {
+    /// `http://127.0.0.1:PORT/api/v1`
+    pub api: String,
+    pub app: std::sync::Arc<wabp_core::Engine>,
+    pub plugin_dir: PathBuf,
+}
+
+pub struct Harness {
+    pub server: Server,
+    /// `http://127.0.0.1:PORT` of the fixture site.
+    pub site: String,
+    pub http: reqwest::Client,
+}
+
+/// Tests that change engine-wide state (input mode) take this for writing;
+/// all others for reading.
+static GLOBAL: RwLock<()> = RwLock::new(());
+
+pub fn shared() -> (&'static Harness, RwLockReadGuard<'static, ()>) {
+    (harness(), GLOBAL.read().unwrap_or_else(|e| e.into_inner()))
+}
+
+pub fn exclusive() -> (&'static Harness, RwLockWriteGuard<'static, ()>) {
+    (harness(), GLOBAL.write().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn harness() -> &'static Harness {
+    static H: OnceLock<Harness> = OnceLock::new();
+    H.get_or_init(|| {
+        block_on(async {
+            let site = start_site().await;
+            let plugin_dir = temp_dir("plugins");
+            prepare_plugin_dir(&plugin_dir);
+            let server = start_server(plugin_dir, None).await;
+            Harness { server, site, http: reqwest::Client::new() }
+        })
+    })
+}
+
+/// Hook for a binary to put plugins in place before the engine starts.
+pub static PLUGIN_SETUP: OnceLock<fn(&Path)> = OnceLock::new();
+
+fn prepare_plugin_dir(dir: &Path) {
+    if let Some(setup) = PLUGIN_SETUP.get() {
+        setup(dir);
+    }
+}
+
+pub fn temp_dir(name: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("wabp-test-{}-{name}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Starts an engine + REST server on 127.0.0.1:0 (inside the shared runtime).
+pub async fn start_server(plugin_dir: PathBuf, auth_token: Option<String>) -> Server {
+    let mut options = wabp::Options::default_for_session(temp_dir("session"));
+    options.plugin_dir = Some(plugin_dir.clone());
+    options.auth_token = auth_token;
+    let app = wabp::App::start(options)
+        .await
+        .expect("engine failed to start: is Chromium installed? (apt-get install chromium-headless-shell)");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let api = format!("http://{}/api/v1", listener.local_addr().unwrap());
+    let engine = app.engine.clone();
+    runtime().spawn(async move { app.serve(listener).await.unwrap() });
+    Server { api, app: engine, plugin_dir }
+}
+
+async fn start_site() -> String {
+    #[derive(serde::Deserialize)]
+    struct Slow {
+        ms: Option<u64>,
+    }
+    let router = Router::new()
+        .route("/", get(|| async { Html(pages::MAIN) }))
+        .route("/second", get(|| async { Html(pages::SECOND) }))
+        .route("/dialog", get(|| async { Html(pages::DIALOG) }))
+        .route("/markup", get(|| async { Html(pages::MARKUP) }))
+        .route(
+            "/api/slow",
+            get(|Query(q): Query<Slow>| async move {
+                tokio::time::sleep(Duration::from_millis(q.ms.unwrap_or(300).min(5000))).await;
+                axum::Json(json!({ "message": "slow data arrived" }))
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime().spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{addr}")
+}
+
+impl Harness {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.site, path)
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        send(&self.http, reqwest::Method::POST, &format!("{}{}", self.server.api, path), Some(body), None).await
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, Value) {
+        send(&self.http, reqwest::Method::GET, &format!("{}{}", self.server.api, path), None, None).await
+    }
+
+    pub async fn delete(&self, path: &str) -> (u16, Value) {
+        send(&self.http, reqwest::Method::DELETE, &format!("{}{}", self.server.api, path), None, None).await
+    }
+
+    /// A new tab on `path` of the fixture site; returns its id.
+    pub async fn tab_on(&self, path: &str) -> String {
+        let (status, tab) = self.post("/tabs", json!({})).await;
+        assert_eq!(status, 201, "{tab}");
+        let id = tab["id"].as_str().unwrap().to_string();
+        let (status, body) = self.post(&format!("/tabs/{id}/navigate"), json!({ "url": self.url(path), "screenshot": { "area": "none" } })).await;
+        assert_eq!(status, 200, "{body}");
+        id
+    }
+
+    pub async fn eval(&self, tab: &str, script: &str) -> Value {
+        let (status, body) = self.post(&format!("/tabs/{tab}/execute"), json!({ "script": script })).await;
+        assert_eq!(status, 200, "{body}");
+        body["result"]["value"].clone()
+    }
+
+    /// Centre of the first element matching `selector`.
+    pub async fn center(&self, tab: &str, selector: &str) -> (f64, f64) {
+        let r = self.eval(tab, &format!("(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")).await;
+        (r[0].as_f64().unwrap(), r[1].as_f64().unwrap())
+    }
+}
+
+pub async fn send(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>, token: Option<&str>) -> (u16, Value) {
+    let mut request = http.request(method, url).timeout(Duration::from_secs(60));
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("request failed");
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+}
+
+/// Decodes an envelope screenshot and returns (width, height, RGBA pixels).
+pub fn decode_screenshot(shot: &Value) -> (u32, u32, Vec<u8>) {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(shot["data"].as_str().expect("screenshot data")).unwrap();
+    decode_webp(&bytes)
+}
+
+pub fn decode_webp(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+    assert_eq!(&bytes[0..4], b"RIFF");
+    assert_eq!(&bytes[8..12], b"WEBP");
+    let image = webp::Decoder::new(bytes).decode().expect("valid webp");
+    let channels = if image.is_alpha() { 4 } else { 3 };
+    let rgba = image.chunks_exact(channels).flat_map(|p| [p[0], p[1], p[2], 255]).collect();
+    (image.width(), image.height(), rgba)
+}
+
+/// Polls `check` every 50 ms until it returns Some, for at most `limit`.
+pub async fn eventually<T, F, Fut>(limit: Duration, mut check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if let Some(v) = check().await {
+            return Some(v);
+        }
+        if tokio::time::Instant::now() > deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
