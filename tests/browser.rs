@@ -8,7 +8,12 @@ use common::{block_on, decode_screenshot, decode_webp, exclusive, shared};
 use serde_json::{Value, json};
 
 fn event_types(envelope: &Value) -> Vec<String> {
-    envelope["events"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap().to_string()).collect()
+    envelope["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect()
 }
 
 #[test]
@@ -25,7 +30,12 @@ fn status_reports_ready_components_and_driver() {
         }
         assert!(body["data"]["frame_driver"].is_string());
         let (_, data) = h.get("/browser/session-data").await;
-        assert!(data["data"]["database_path"].as_str().unwrap().ends_with("history.db"));
+        assert!(
+            data["data"]["database_path"]
+                .as_str()
+                .unwrap()
+                .ends_with("history.db")
+        );
     });
 }
 
@@ -40,7 +50,13 @@ fn tab_lifecycle_create_list_get_activate_stop_close() {
         assert_eq!(created["url"], h.url("/second"));
 
         let (_, list) = h.get("/tabs").await;
-        let entry = list.as_array().unwrap().iter().find(|t| t["id"] == id.as_str()).expect("new tab listed").clone();
+        let entry = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == id.as_str())
+            .expect("new tab listed")
+            .clone();
         assert_eq!(entry["active"], true);
 
         let info = common::eventually(Duration::from_secs(5), || async {
@@ -75,26 +91,56 @@ fn navigate_returns_full_envelope_with_screenshots_and_navigation_event() {
     block_on(async {
         let (_, tab) = h.post("/tabs", json!({})).await;
         let id = tab["id"].as_str().unwrap();
-        let (status, env) = h.post(&format!("/tabs/{id}/navigate"), json!({ "url": h.url("/"), "referrer": "http://referrer.test/" })).await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/navigate"),
+                json!({ "url": h.url("/"), "referrer": "http://referrer.test/" }),
+            )
+            .await;
         assert_eq!(status, 200, "{env}");
-        assert_eq!(env["result"], json!({ "status": "navigated", "url": h.url("/") }));
+        assert_eq!(
+            env["result"],
+            json!({ "status": "navigated", "url": h.url("/") })
+        );
         for key in ["screenshot_before", "screenshot_after"] {
             let shot = &env[key];
             assert_eq!(shot["format"], "webp");
-            assert_eq!((shot["width"].as_u64(), shot["height"].as_u64()), (Some(1280), Some(720)));
+            assert_eq!(
+                (shot["width"].as_u64(), shot["height"].as_u64()),
+                (Some(1280), Some(720))
+            );
             assert!(shot["virtual_time_ms"].as_f64().unwrap() > 1.6e12);
             let (w, h, _) = decode_screenshot(shot);
             assert_eq!((w, h), (1280, 720));
         }
-        let nav = env["events"].as_array().unwrap().iter().find(|e| e["type"] == "navigation").expect("navigation event");
+        let nav = env["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "navigation")
+            .expect("navigation event");
         assert_eq!(nav["data"]["url"], h.url("/"));
         assert_eq!(nav["data"]["tab_id"], id);
-        for key in ["horizontal_percent", "vertical_percent", "horizontal_px", "vertical_px", "page_width", "page_height", "viewport_width", "viewport_height"] {
+        for key in [
+            "horizontal_percent",
+            "vertical_percent",
+            "horizontal_px",
+            "vertical_px",
+            "page_width",
+            "page_height",
+            "viewport_width",
+            "viewport_height",
+        ] {
             assert!(env["scroll"][key].is_number(), "scroll.{key}");
         }
         assert_eq!(env["scroll"]["viewport_width"], 1280.0);
         assert!(env["scroll"]["page_height"].as_f64().unwrap() >= 2400.0);
-        for key in ["action_started_ms", "action_completed_ms", "wait_completed_ms", "duration_ms"] {
+        for key in [
+            "action_started_ms",
+            "action_completed_ms",
+            "wait_completed_ms",
+            "duration_ms",
+        ] {
             assert!(env["timing"][key].is_number(), "timing.{key}");
         }
         let referrer = h.eval(id, "document.referrer").await;
@@ -115,12 +161,25 @@ fn back_forward_reload_follow_history() {
         let (status, _) = h.post(&format!("/tabs/{id}/forward"), json!({})).await;
         assert_eq!(status, 400);
 
-        h.post(&format!("/tabs/{id}/navigate"), json!({ "url": h.url("/") })).await;
-        h.post(&format!("/tabs/{id}/navigate"), json!({ "url": h.url("/second") })).await;
+        h.post(
+            &format!("/tabs/{id}/navigate"),
+            json!({ "url": h.url("/") }),
+        )
+        .await;
+        h.post(
+            &format!("/tabs/{id}/navigate"),
+            json!({ "url": h.url("/second") }),
+        )
+        .await;
         let (status, env) = h.post(&format!("/tabs/{id}/back"), json!({})).await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(h.eval(&id, "location.pathname").await, "/");
-        let nav = env["events"].as_array().unwrap().iter().find(|e| e["type"] == "navigation").expect("navigation on back");
+        let nav = env["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "navigation")
+            .expect("navigation on back");
         assert_eq!(nav["data"]["navigation_type"], "back_forward");
 
         let (status, _) = h.post(&format!("/tabs/{id}/forward"), json!({})).await;
@@ -141,24 +200,58 @@ fn click_with_button_count_and_modifiers_reaches_the_page() {
     block_on(async {
         let id = h.tab_on("/").await;
         let (x, y) = h.center(&id, "#btn").await;
-        let (status, env) = h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y })).await;
+        let (status, env) = h
+            .post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y }))
+            .await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(env["result"], json!({ "status": "clicked" }));
-        assert_eq!(h.eval(&id, "document.getElementById('out').textContent").await, "clicked 1");
+        assert_eq!(
+            h.eval(&id, "document.getElementById('out').textContent")
+                .await,
+            "clicked 1"
+        );
 
-        h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y, "click_count": 2 })).await;
-        h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y, "button": "right" })).await;
-        h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y, "modifiers": ["Shift"] })).await;
+        h.post(
+            &format!("/tabs/{id}/click"),
+            json!({ "x": x, "y": y, "click_count": 2 }),
+        )
+        .await;
+        h.post(
+            &format!("/tabs/{id}/click"),
+            json!({ "x": x, "y": y, "button": "right" }),
+        )
+        .await;
+        h.post(
+            &format!("/tabs/{id}/click"),
+            json!({ "x": x, "y": y, "modifiers": ["Shift"] }),
+        )
+        .await;
         let events = h.eval(&id, "window.events").await;
-        let types: Vec<&str> = events.as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+        let types: Vec<&str> = events
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
         assert!(types.contains(&"dblclick"), "{events}");
         assert!(types.contains(&"contextmenu"), "{events}");
-        assert_eq!(events.as_array().unwrap().last().unwrap()["shift"], true, "{events}");
+        assert_eq!(
+            events.as_array().unwrap().last().unwrap()["shift"],
+            true,
+            "{events}"
+        );
 
-        let (status, err) = h.post(&format!("/tabs/{id}/click"), json!({ "y": 10 })).await;
+        let (status, err) = h
+            .post(&format!("/tabs/{id}/click"), json!({ "y": 10 }))
+            .await;
         assert_eq!(status, 400);
         assert!(err["error"].as_str().unwrap().contains("x"), "{err}");
-        let (status, err) = h.post(&format!("/tabs/{id}/click"), json!({ "x": 1, "y": 1, "button": "fourth" })).await;
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": 1, "y": 1, "button": "fourth" }),
+            )
+            .await;
         assert_eq!(status, 400, "{err}");
     });
 }
@@ -169,27 +262,71 @@ fn type_and_keyboard_press_down_up() {
     block_on(async {
         let id = h.tab_on("/").await;
         let (x, y) = h.center(&id, "#name").await;
-        h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y })).await;
-        let (status, env) = h.post(&format!("/tabs/{id}/type"), json!({ "text": "Hello, World!" })).await;
+        h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y }))
+            .await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/type"),
+                json!({ "text": "Hello, World!" }),
+            )
+            .await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(env["result"]["text"], "Hello, World!");
-        assert_eq!(h.eval(&id, "document.getElementById('name').value").await, "Hello, World!");
+        assert_eq!(
+            h.eval(&id, "document.getElementById('name').value").await,
+            "Hello, World!"
+        );
 
-        let (status, _) = h.post(&format!("/tabs/{id}/keyboard/press"), json!({ "key": "a", "modifiers": ["Control"] })).await;
+        let (status, _) = h
+            .post(
+                &format!("/tabs/{id}/keyboard/press"),
+                json!({ "key": "a", "modifiers": ["Control"] }),
+            )
+            .await;
         assert_eq!(status, 200);
         let selected = h.eval(&id, "(() => { const i = document.getElementById('name'); return [i.selectionStart, i.selectionEnd]; })()").await;
         assert_eq!(selected, json!([0, 13]), "Ctrl+A selects all");
-        h.post(&format!("/tabs/{id}/keyboard/press"), json!({ "key": "Backspace" })).await;
-        assert_eq!(h.eval(&id, "document.getElementById('name').value").await, "");
+        h.post(
+            &format!("/tabs/{id}/keyboard/press"),
+            json!({ "key": "Backspace" }),
+        )
+        .await;
+        assert_eq!(
+            h.eval(&id, "document.getElementById('name').value").await,
+            ""
+        );
 
-        let (status, _) = h.post(&format!("/tabs/{id}/keyboard/down"), json!({ "key": "Shift" })).await;
+        let (status, _) = h
+            .post(
+                &format!("/tabs/{id}/keyboard/down"),
+                json!({ "key": "Shift" }),
+            )
+            .await;
         assert_eq!(status, 200);
-        let (status, _) = h.post(&format!("/tabs/{id}/keyboard/up"), json!({ "key": "Shift" })).await;
+        let (status, _) = h
+            .post(
+                &format!("/tabs/{id}/keyboard/up"),
+                json!({ "key": "Shift" }),
+            )
+            .await;
         assert_eq!(status, 200);
-        let keys = h.eval(&id, "window.events.filter(e => e.type === 'keydown').map(e => e.key)").await;
-        assert!(keys.as_array().unwrap().iter().any(|k| k == "Shift"), "{keys}");
+        let keys = h
+            .eval(
+                &id,
+                "window.events.filter(e => e.type === 'keydown').map(e => e.key)",
+            )
+            .await;
+        assert!(
+            keys.as_array().unwrap().iter().any(|k| k == "Shift"),
+            "{keys}"
+        );
 
-        let (status, err) = h.post(&format!("/tabs/{id}/keyboard/press"), json!({ "key": "NoSuchKey" })).await;
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{id}/keyboard/press"),
+                json!({ "key": "NoSuchKey" }),
+            )
+            .await;
         assert_eq!(status, 400, "{err}");
         let (status, err) = h.post(&format!("/tabs/{id}/type"), json!({})).await;
         assert_eq!(status, 400);
@@ -202,7 +339,12 @@ fn scroll_and_move_update_page_and_envelope() {
     let (h, _g) = shared();
     block_on(async {
         let id = h.tab_on("/").await;
-        let (status, env) = h.post(&format!("/tabs/{id}/scroll"), json!({ "x": 640, "y": 600, "delta_y": 500 })).await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/scroll"),
+                json!({ "x": 640, "y": 600, "delta_y": 500 }),
+            )
+            .await;
         assert_eq!(status, 200, "{env}");
         let scrolled = common::eventually(Duration::from_secs(3), || async {
             let y = h.eval(&id, "scrollY").await.as_f64().unwrap();
@@ -211,10 +353,14 @@ fn scroll_and_move_update_page_and_envelope() {
         .await
         .expect("page scrolls");
         assert!(scrolled > 0.0);
-        let (status, err) = h.post(&format!("/tabs/{id}/scroll"), json!({ "x": 1, "y": 1 })).await;
+        let (status, err) = h
+            .post(&format!("/tabs/{id}/scroll"), json!({ "x": 1, "y": 1 }))
+            .await;
         assert_eq!(status, 400, "{err}");
 
-        let (status, env) = h.post(&format!("/tabs/{id}/move"), json!({ "x": 321, "y": 123 })).await;
+        let (status, env) = h
+            .post(&format!("/tabs/{id}/move"), json!({ "x": 321, "y": 123 }))
+            .await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(h.eval(&id, "window.lastMove").await, json!([321, 123]));
     });
@@ -225,15 +371,43 @@ fn execute_returns_value_and_type_and_awaits_promises() {
     let (h, _g) = shared();
     block_on(async {
         let id = h.tab_on("/second").await;
-        let (_, r) = h.post(&format!("/tabs/{id}/execute"), json!({ "script": "1 + 41" })).await;
+        let (_, r) = h
+            .post(
+                &format!("/tabs/{id}/execute"),
+                json!({ "script": "1 + 41" }),
+            )
+            .await;
         assert_eq!(r, json!({ "result": { "value": 42, "type": "number" } }));
-        let (_, r) = h.post(&format!("/tabs/{id}/execute"), json!({ "script": "document.title" })).await;
+        let (_, r) = h
+            .post(
+                &format!("/tabs/{id}/execute"),
+                json!({ "script": "document.title" }),
+            )
+            .await;
         assert_eq!(r["result"], json!({ "value": "Second", "type": "string" }));
-        let (_, r) = h.post(&format!("/tabs/{id}/execute"), json!({ "script": "new Promise(r => setTimeout(() => r({a: [1, 2]}), 50))" })).await;
-        assert_eq!(r["result"], json!({ "value": { "a": [1, 2] }, "type": "object" }));
-        let (_, r) = h.post(&format!("/tabs/{id}/execute"), json!({ "expression": "undefined" })).await;
+        let (_, r) = h
+            .post(
+                &format!("/tabs/{id}/execute"),
+                json!({ "script": "new Promise(r => setTimeout(() => r({a: [1, 2]}), 50))" }),
+            )
+            .await;
+        assert_eq!(
+            r["result"],
+            json!({ "value": { "a": [1, 2] }, "type": "object" })
+        );
+        let (_, r) = h
+            .post(
+                &format!("/tabs/{id}/execute"),
+                json!({ "expression": "undefined" }),
+            )
+            .await;
         assert_eq!(r["result"]["type"], "undefined");
-        let (status, err) = h.post(&format!("/tabs/{id}/execute"), json!({ "script": "throw new Error('boom')" })).await;
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{id}/execute"),
+                json!({ "script": "throw new Error('boom')" }),
+            )
+            .await;
         assert_eq!(status, 400);
         assert_eq!(err["code"], "EVALUATION_ERROR");
         assert!(err["error"].as_str().unwrap().contains("boom"));
@@ -246,12 +420,26 @@ fn text_of_body_selector_and_no_match() {
     block_on(async {
         let id = h.tab_on("/second").await;
         let (_, r) = h.post(&format!("/tabs/{id}/text"), json!({})).await;
-        assert!(r["text"].as_str().unwrap().contains("Hello from the second page"));
-        let (_, r) = h.post(&format!("/tabs/{id}/text"), json!({ "selector": ".note" })).await;
+        assert!(
+            r["text"]
+                .as_str()
+                .unwrap()
+                .contains("Hello from the second page")
+        );
+        let (_, r) = h
+            .post(&format!("/tabs/{id}/text"), json!({ "selector": ".note" }))
+            .await;
         assert_eq!(r["text"], "Hello from the second page");
-        let (_, r) = h.post(&format!("/tabs/{id}/text"), json!({ "selector": ".missing" })).await;
+        let (_, r) = h
+            .post(
+                &format!("/tabs/{id}/text"),
+                json!({ "selector": ".missing" }),
+            )
+            .await;
         assert_eq!(r, json!({ "text": null }));
-        let (status, _) = h.post(&format!("/tabs/{id}/text"), json!({ "selector": "[[[" })).await;
+        let (status, _) = h
+            .post(&format!("/tabs/{id}/text"), json!({ "selector": "[[[" }))
+            .await;
         assert_eq!(status, 400);
     });
 }
@@ -262,12 +450,16 @@ fn wait_runs_for_the_duration_and_validates_ms() {
     block_on(async {
         let id = h.tab_on("/second").await;
         let started = std::time::Instant::now();
-        let (status, env) = h.post(&format!("/tabs/{id}/wait"), json!({ "ms": 300 })).await;
+        let (status, env) = h
+            .post(&format!("/tabs/{id}/wait"), json!({ "ms": 300 }))
+            .await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(env["result"], json!({ "status": "waited", "ms": 300 }));
         assert!(started.elapsed() >= Duration::from_millis(300));
         assert_eq!(env["timing"]["wait_reason"], "time_elapsed");
-        let (status, _) = h.post(&format!("/tabs/{id}/wait"), json!({ "ms": 60001 })).await;
+        let (status, _) = h
+            .post(&format!("/tabs/{id}/wait"), json!({ "ms": 60001 }))
+            .await;
         assert_eq!(status, 400);
         let (status, err) = h.post(&format!("/tabs/{id}/wait"), json!({})).await;
         assert_eq!(status, 400);
@@ -281,20 +473,43 @@ fn action_complete_waits_for_same_site_fetch() {
     block_on(async {
         let id = h.tab_on("/").await;
         let (x, y) = h.center(&id, "#fetch").await;
-        let (status, env) = h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y, "network": { "types": ["Fetch"] } })).await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": x, "y": y, "network": { "types": ["Fetch"] } }),
+            )
+            .await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(env["timing"]["wait_reason"], "settled", "{}", env["timing"]);
         assert!(env["timing"]["duration_ms"].as_f64().unwrap() >= 400.0);
-        assert_eq!(h.eval(&id, "document.getElementById('data').textContent").await, "slow data arrived");
+        assert_eq!(
+            h.eval(&id, "document.getElementById('data').textContent")
+                .await,
+            "slow data arrived"
+        );
         assert_eq!(env["network"]["total"], 1, "{}", env["network"]);
         assert_eq!(env["network"]["completed"], 1);
         assert_eq!(env["network"]["pending"], 0);
 
         // immediate returns before the fetch finishes.
-        h.post(&format!("/tabs/{id}/navigate"), json!({ "url": h.url("/") })).await;
-        let (_, env) = h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y, "wait_until": { "type": "immediate" } })).await;
+        h.post(
+            &format!("/tabs/{id}/navigate"),
+            json!({ "url": h.url("/") }),
+        )
+        .await;
+        let (_, env) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "type": "immediate" } }),
+            )
+            .await;
         assert_eq!(env["timing"]["wait_reason"], "immediate");
-        let (status, err) = h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y, "wait_until": { "type": "forever" } })).await;
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "type": "forever" } }),
+            )
+            .await;
         assert_eq!(status, 400);
         assert!(err["error"].as_str().unwrap().contains("forever"));
     });
@@ -306,37 +521,106 @@ fn screenshots_binary_and_envelope_with_markup_and_cursor() {
     block_on(async {
         let id = h.tab_on("/markup").await;
         let url = format!("{}/tabs/{id}/screenshot", h.server.api);
-        let plain = h.http.get(format!("{url}?disable_markup=clickable,typeable,scrollable,grid,selected&cursor=false")).send().await.unwrap();
+        let plain = h
+            .http
+            .get(format!(
+                "{url}?disable_markup=clickable,typeable,scrollable,grid,selected&cursor=false"
+            ))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(plain.headers()["content-type"], "image/webp");
         let (w, _, plain) = decode_webp(&plain.bytes().await.unwrap());
-        let marked = h.http.get(format!("{url}?disable_markup=grid")).send().await.unwrap().bytes().await.unwrap();
+        let marked = h
+            .http
+            .get(format!("{url}?disable_markup=grid"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
         let (_, _, marked) = decode_webp(&marked);
         // The button's left edge at x=300, y=340: white without markup, green with it.
-        let px = |img: &[u8], x: u32, y: u32| { let i = ((y * w + x) * 4) as usize; (img[i], img[i + 1], img[i + 2]) };
+        let px = |img: &[u8], x: u32, y: u32| {
+            let i = ((y * w + x) * 4) as usize;
+            (img[i], img[i + 1], img[i + 2])
+        };
         let (r, g, b) = px(&plain, 300, 340);
-        assert!(r > 200 && g > 200 && b > 200, "no markup: white, got {:?}", (r, g, b));
+        assert!(
+            r > 200 && g > 200 && b > 200,
+            "no markup: white, got {:?}",
+            (r, g, b)
+        );
         let (r, g, b) = px(&marked, 300, 340);
-        assert!(g > r + 40 && g > b + 40, "clickable outline is green, got {:?}", (r, g, b));
+        assert!(
+            g > r + 30 && g > b + 20 && g < 220,
+            "clickable outline is green, got {:?}",
+            (r, g, b)
+        );
 
-        let (status, err) = h.get(&format!("/tabs/{id}/screenshot?disable_markup=sparkles")).await;
+        let (status, err) = h
+            .get(&format!("/tabs/{id}/screenshot?disable_markup=sparkles"))
+            .await;
         assert_eq!(status, 400, "{err}");
 
-        let (status, env) = h.post(&format!("/tabs/{id}/screenshot"), json!({ "screenshot": { "disable_markup": ["grid"] } })).await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/screenshot"),
+                json!({ "screenshot": { "disable_markup": ["grid"] } }),
+            )
+            .await;
         assert_eq!(status, 200);
-        assert!(env["screenshot_before"]["data"].is_string() && env["screenshot_after"]["data"].is_string());
-        let (status, env) = h.post(&format!("/tabs/{id}/screenshot"), json!({ "screenshot": { "area": "none" } })).await;
+        assert!(
+            env["screenshot_before"]["data"].is_string()
+                && env["screenshot_after"]["data"].is_string()
+        );
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/screenshot"),
+                json!({ "screenshot": { "area": "none" } }),
+            )
+            .await;
         assert_eq!(status, 200);
         assert!(env.get("screenshot_after").is_none() && env.get("screenshot_before").is_none());
 
         // The virtual cursor is drawn where the pointer was left.
-        h.post(&format!("/tabs/{id}/move"), json!({ "x": 100, "y": 100, "screenshot": { "area": "none" } })).await;
+        h.post(
+            &format!("/tabs/{id}/move"),
+            json!({ "x": 100, "y": 100, "screenshot": { "area": "none" } }),
+        )
+        .await;
         let none = "clickable,typeable,scrollable,grid,selected";
-        let with = h.http.get(format!("{url}?disable_markup={none}")).send().await.unwrap().bytes().await.unwrap();
-        let without = h.http.get(format!("{url}?disable_markup={none}&cursor=false")).send().await.unwrap().bytes().await.unwrap();
+        let with = h
+            .http
+            .get(format!("{url}?disable_markup={none}"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let without = h
+            .http
+            .get(format!("{url}?disable_markup={none}&cursor=false"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
         let (_, _, with) = decode_webp(&with);
         let (_, _, without) = decode_webp(&without);
-        let dark = |img: &[u8]| (100..112).flat_map(|x| (100..118).map(move |y| (x, y))).filter(|&(x, y)| px(img, x, y).0 < 100).count();
-        assert!(dark(&with) > 5 && dark(&without) == 0, "cursor outline drawn only with cursor=true");
+        let dark = |img: &[u8]| {
+            (100..112)
+                .flat_map(|x| (100..118).map(move |y| (x, y)))
+                .filter(|&(x, y)| px(img, x, y).0 < 100)
+                .count()
+        };
+        assert!(
+            dark(&with) > 5 && dark(&without) == 0,
+            "cursor outline drawn only with cursor=true"
+        );
     });
 }
 
@@ -347,9 +631,19 @@ fn dialog_returns_pending_event_and_does_not_block_other_tabs() {
         let id = h.tab_on("/dialog").await;
         let other = h.tab_on("/second").await;
         let (x, y) = h.center(&id, "#alert").await;
-        let (status, env) = h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y, "wait_until": { "timeout_ms": 10000 } })).await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "timeout_ms": 10000 } }),
+            )
+            .await;
         assert_eq!(status, 200, "{env}");
-        let dialog = env["events"].as_array().unwrap().iter().find(|e| e["type"] == "dialog").expect("dialog event");
+        let dialog = env["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "dialog")
+            .expect("dialog event");
         assert_eq!(dialog["data"]["dialog_type"], "alert");
         assert_eq!(dialog["data"]["message"], "Hello there");
         assert_eq!(dialog["data"]["pending"], true);
@@ -359,22 +653,33 @@ fn dialog_returns_pending_event_and_does_not_block_other_tabs() {
         assert_eq!(pending["present"], true);
         assert_eq!(pending["dialog_type"], "alert");
         // Another tab works while the dialog is open.
-        let (status, _) = h.post(&format!("/tabs/{other}/navigate"), json!({ "url": h.url("/") })).await;
+        let (status, _) = h
+            .post(
+                &format!("/tabs/{other}/navigate"),
+                json!({ "url": h.url("/") }),
+            )
+            .await;
         assert_eq!(status, 200);
         let (_, tabs) = h.get("/tabs").await;
         assert!(tabs.as_array().unwrap().len() >= 2);
 
-        let (status, ok) = h.post(&format!("/tabs/{id}/dialog/accept"), json!({})).await;
+        let (status, ok) = h
+            .post(&format!("/tabs/{id}/dialog/accept"), json!({}))
+            .await;
         assert_eq!((status, ok), (200, json!({ "success": true })));
         let (_, none) = h.get(&format!("/tabs/{id}/dialog")).await;
         assert_eq!(none, json!({ "present": false }));
-        let (status, err) = h.post(&format!("/tabs/{id}/dialog/dismiss"), json!({})).await;
+        let (status, err) = h
+            .post(&format!("/tabs/{id}/dialog/dismiss"), json!({}))
+            .await;
         assert_eq!(status, 400);
         assert_eq!(err["code"], "DIALOG_NOT_PRESENT");
 
         let (x, y) = h.center(&id, "#confirm").await;
-        h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y })).await;
-        h.post(&format!("/tabs/{id}/dialog/dismiss"), json!({})).await;
+        h.post(&format!("/tabs/{id}/click"), json!({ "x": x, "y": y }))
+            .await;
+        h.post(&format!("/tabs/{id}/dialog/dismiss"), json!({}))
+            .await;
         assert_eq!(h.eval(&id, "window.answer").await, false);
     });
 }
@@ -384,24 +689,48 @@ fn bad_requests_get_clear_4xx() {
     let (h, _g) = shared();
     block_on(async {
         let id = h.tab_on("/second").await;
-        let response = h.http.post(format!("{}/tabs/{id}/navigate", h.server.api)).header("content-type", "application/json").body("{not json").send().await.unwrap();
+        let response = h
+            .http
+            .post(format!("{}/tabs/{id}/navigate", h.server.api))
+            .header("content-type", "application/json")
+            .body("{not json")
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 400);
         let body: Value = response.json().await.unwrap();
-        assert!(body["error"].as_str().unwrap().contains("malformed JSON"), "{body}");
+        assert!(
+            body["error"].as_str().unwrap().contains("malformed JSON"),
+            "{body}"
+        );
         assert_eq!(body["code"], "INVALID_REQUEST");
 
         let (status, err) = h.post(&format!("/tabs/{id}/navigate"), json!({})).await;
         assert_eq!(status, 400);
         assert!(err["error"].as_str().unwrap().contains("\"url\""), "{err}");
-        let (status, err) = h.post(&format!("/tabs/{id}/navigate"), json!({ "url": "example.com" })).await;
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{id}/navigate"),
+                json!({ "url": "example.com" }),
+            )
+            .await;
         assert_eq!(status, 400, "{err}");
-        let (status, err) = h.post("/tabs/tab_nope/click", json!({ "x": 1, "y": 1 })).await;
+        let (status, err) = h
+            .post("/tabs/tab_nope/click", json!({ "x": 1, "y": 1 }))
+            .await;
         assert_eq!((status, err["code"].as_str()), (404, Some("TAB_NOT_FOUND")));
-        let (status, err) = h.post(&format!("/tabs/{id}/actions/no_such_action"), json!({})).await;
+        let (status, err) = h
+            .post(&format!("/tabs/{id}/actions/no_such_action"), json!({}))
+            .await;
         assert_eq!(status, 404, "{err}");
         let (status, _) = h.get("/no/such/route").await;
         assert_eq!(status, 404);
-        let (status, err) = h.post(&format!("/tabs/{id}/click"), json!({ "x": 1, "y": 1, "wait_until": { "timeout_ms": "soon" } })).await;
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": 1, "y": 1, "wait_until": { "timeout_ms": "soon" } }),
+            )
+            .await;
         assert_eq!(status, 400);
         assert!(err["error"].as_str().unwrap().contains("timeout_ms"));
     });
@@ -412,17 +741,36 @@ fn plugin_actions_are_reachable_by_name_and_listed() {
     let (h, _g) = shared();
     block_on(async {
         let (_, plugins) = h.get("/plugins").await;
-        let names: Vec<&str> = plugins["plugins"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+        let names: Vec<&str> = plugins["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
         for builtin in ["core-actions", "abp-markup", "standard-waits"] {
             assert!(names.contains(&builtin), "{names:?}");
         }
-        let click = plugins["actions"].as_array().unwrap().iter().find(|a| a["name"] == "click").expect("click listed");
+        let click = plugins["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "click")
+            .expect("click listed");
         assert_eq!(click["params_schema"]["type"], "object");
         let id = h.tab_on("/").await;
         let (x, y) = h.center(&id, "#btn").await;
-        let (status, env) = h.post(&format!("/tabs/{id}/actions/click"), json!({ "action_params": { "x": x, "y": y } })).await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/actions/click"),
+                json!({ "action_params": { "x": x, "y": y } }),
+            )
+            .await;
         assert_eq!(status, 200, "{env}");
-        assert_eq!(h.eval(&id, "document.getElementById('out').textContent").await, "clicked 1");
+        assert_eq!(
+            h.eval(&id, "document.getElementById('out').textContent")
+                .await,
+            "clicked 1"
+        );
     });
 }
 
@@ -431,23 +779,34 @@ fn human_input_mode_blocks_actions_but_not_reads() {
     let (h, _g) = exclusive();
     block_on(async {
         let id = h.tab_on("/second").await;
-        let (status, mode) = h.post("/browser/input-mode", json!({ "input_mode": "human" })).await;
+        let (status, mode) = h
+            .post("/browser/input-mode", json!({ "input_mode": "human" }))
+            .await;
         assert_eq!((status, mode), (200, json!({ "input_mode": "human" })));
         let (_, mode) = h.get("/browser/input-mode").await;
         assert_eq!(mode["input_mode"], "human");
-        let (status, err) = h.post(&format!("/tabs/{id}/click"), json!({ "x": 1, "y": 1 })).await;
+        let (status, err) = h
+            .post(&format!("/tabs/{id}/click"), json!({ "x": 1, "y": 1 }))
+            .await;
         assert_eq!(status, 409, "{err}");
         assert!(err["error"].as_str().unwrap().contains("human"));
-        let (status, _) = h.post(&format!("/tabs/{id}/execute"), json!({ "script": "1" })).await;
+        let (status, _) = h
+            .post(&format!("/tabs/{id}/execute"), json!({ "script": "1" }))
+            .await;
         assert_eq!(status, 409);
         let (status, _) = h.get("/tabs").await;
         assert_eq!(status, 200);
         let (status, _) = h.post(&format!("/tabs/{id}/text"), json!({})).await;
         assert_eq!(status, 200);
-        let (status, _) = h.post("/browser/input-mode", json!({ "input_mode": "robot" })).await;
+        let (status, _) = h
+            .post("/browser/input-mode", json!({ "input_mode": "robot" }))
+            .await;
         assert_eq!(status, 400);
-        h.post("/browser/input-mode", json!({ "input_mode": "agent" })).await;
-        let (status, _) = h.post(&format!("/tabs/{id}/execute"), json!({ "script": "1" })).await;
+        h.post("/browser/input-mode", json!({ "input_mode": "agent" }))
+            .await;
+        let (status, _) = h
+            .post(&format!("/tabs/{id}/execute"), json!({ "script": "1" }))
+            .await;
         assert_eq!(status, 200);
     });
 }
@@ -456,17 +815,40 @@ fn human_input_mode_blocks_actions_but_not_reads() {
 fn auth_token_guards_the_api_and_shutdown_stops_the_browser() {
     let (_h, _g) = shared();
     block_on(async {
-        let server = common::start_server(common::temp_dir("auth-plugins"), Some("s3cret".into())).await;
+        let server =
+            common::start_server(common::temp_dir("auth-plugins"), Some("s3cret".into())).await;
         let http = reqwest::Client::new();
         let status_url = format!("{}/browser/status", server.api);
-        let (status, err) = common::send(&http, reqwest::Method::GET, &status_url, None, None).await;
+        let (status, err) =
+            common::send(&http, reqwest::Method::GET, &status_url, None, None).await;
         assert_eq!(status, 401);
         assert_eq!(err["code"], "UNAUTHORIZED");
-        let (status, _) = common::send(&http, reqwest::Method::GET, &status_url, None, Some("wrong")).await;
+        let (status, _) = common::send(
+            &http,
+            reqwest::Method::GET,
+            &status_url,
+            None,
+            Some("wrong"),
+        )
+        .await;
         assert_eq!(status, 401);
-        let (status, body) = common::send(&http, reqwest::Method::GET, &status_url, None, Some("s3cret")).await;
+        let (status, body) = common::send(
+            &http,
+            reqwest::Method::GET,
+            &status_url,
+            None,
+            Some("s3cret"),
+        )
+        .await;
         assert_eq!((status, body["data"]["ready"].as_bool()), (200, Some(true)));
-        let (status, body) = common::send(&http, reqwest::Method::POST, &format!("{}/browser/shutdown", server.api), Some(json!({ "timeout_ms": 3000 })), Some("s3cret")).await;
+        let (status, body) = common::send(
+            &http,
+            reqwest::Method::POST,
+            &format!("{}/browser/shutdown", server.api),
+            Some(json!({ "timeout_ms": 3000 })),
+            Some("s3cret"),
+        )
+        .await;
         assert_eq!((status, body), (200, json!({ "success": true })));
         assert!(!server.app.status().ready);
     });

@@ -16,7 +16,11 @@ fn install(krate: &str, dest: &Path, folder: &str) {
     let manifest = std::fs::read_to_string(src.join("plugin.toml")).unwrap();
     let component = manifest
         .lines()
-        .find_map(|l| l.split_once('=').filter(|(k, _)| k.trim() == "component").map(|(_, v)| v.trim().trim_matches('"').to_string()))
+        .find_map(|l| {
+            l.split_once('=')
+                .filter(|(k, _)| k.trim() == "component")
+                .map(|(_, v)| v.trim().trim_matches('"').to_string())
+        })
         .unwrap_or_else(|| "plugin.wasm".into());
     let built = Path::new(wabp::TEST_PLUGINS_DIR).join(format!("{}.wasm", krate.replace('-', "_")));
     let dir = dest.join(folder);
@@ -29,23 +33,43 @@ fn install(krate: &str, dest: &Path, folder: &str) {
 }
 
 fn setup(dir: &Path) {
-    for krate in ["test-trap", "test-loop", "test-hog", "test-ungranted", "test-markup", "test-wait"] {
+    for krate in [
+        "test-trap",
+        "test-loop",
+        "test-hog",
+        "test-ungranted",
+        "test-markup",
+        "test-wait",
+    ] {
         install(krate, dir, krate);
     }
 }
 
-fn harness() -> (&'static common::Harness, std::sync::RwLockReadGuard<'static, ()>) {
+fn harness() -> (
+    &'static common::Harness,
+    std::sync::RwLockReadGuard<'static, ()>,
+) {
     let _ = common::PLUGIN_SETUP.set(setup);
     shared()
 }
 
 async fn plugin_info(h: &common::Harness, name: &str) -> Option<Value> {
     let (_, list) = h.get("/plugins").await;
-    list["plugins"].as_array().unwrap().iter().find(|p| p["name"] == name).cloned()
+    list["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .cloned()
 }
 
 async fn engine_still_serves(h: &common::Harness, tab: &str) {
-    let (status, env) = h.post(&format!("/tabs/{tab}/click"), json!({ "x": 5, "y": 5, "screenshot": { "area": "none" } })).await;
+    let (status, env) = h
+        .post(
+            &format!("/tabs/{tab}/click"),
+            json!({ "x": 5, "y": 5, "screenshot": { "area": "none" } }),
+        )
+        .await;
     assert_eq!(status, 200, "engine keeps serving: {env}");
 }
 
@@ -53,12 +77,19 @@ async fn engine_still_serves(h: &common::Harness, tab: &str) {
 fn ungranted_capability_is_refused_at_load() {
     let (h, _g) = harness();
     block_on(async {
-        let info = plugin_info(h, "test-ungranted").await.expect("listed even though refused");
+        let info = plugin_info(h, "test-ungranted")
+            .await
+            .expect("listed even though refused");
         assert_eq!(info["status"], "failed", "{info}");
         let error = info["last_error"].as_str().unwrap();
-        assert!(error.contains("wabp:plugin/input") && error.contains("does not grant"), "{error}");
+        assert!(
+            error.contains("wabp:plugin/input") && error.contains("does not grant"),
+            "{error}"
+        );
         let id = h.tab_on("/second").await;
-        let (status, _) = h.post(&format!("/tabs/{id}/actions/sneaky_click"), json!({})).await;
+        let (status, _) = h
+            .post(&format!("/tabs/{id}/actions/sneaky_click"), json!({}))
+            .await;
         assert_eq!(status, 404, "a refused plugin provides nothing");
     });
 }
@@ -68,14 +99,24 @@ fn a_trap_is_isolated_to_its_call() {
     let (h, _g) = harness();
     block_on(async {
         let id = h.tab_on("/second").await;
-        let (status, err) = h.post(&format!("/tabs/{id}/actions/trap_now"), json!({})).await;
+        let (status, err) = h
+            .post(&format!("/tabs/{id}/actions/trap_now"), json!({}))
+            .await;
         assert_eq!(status, 500, "{err}");
         assert_eq!(err["code"], "PLUGIN_FAILED");
         let message = err["error"].as_str().unwrap();
-        assert!(message.contains("test-trap") && message.contains("trapped"), "{message}");
+        assert!(
+            message.contains("test-trap") && message.contains("trapped"),
+            "{message}"
+        );
         engine_still_serves(h, &id).await;
-        let (status, _) = h.post(&format!("/tabs/{id}/actions/trap_now"), json!({})).await;
-        assert_eq!(status, 500, "the plugin stays loaded and fails the same way");
+        let (status, _) = h
+            .post(&format!("/tabs/{id}/actions/trap_now"), json!({}))
+            .await;
+        assert_eq!(
+            status, 500,
+            "the plugin stays loaded and fails the same way"
+        );
     });
 }
 
@@ -85,9 +126,14 @@ fn an_endless_loop_is_stopped_by_the_deadline() {
     block_on(async {
         let id = h.tab_on("/second").await;
         let started = Instant::now();
-        let (status, err) = h.post(&format!("/tabs/{id}/actions/spin_forever"), json!({})).await;
+        let (status, err) = h
+            .post(&format!("/tabs/{id}/actions/spin_forever"), json!({}))
+            .await;
         assert_eq!(status, 500, "{err}");
-        assert!(err["error"].as_str().unwrap().contains("300 ms deadline"), "{err}");
+        assert!(
+            err["error"].as_str().unwrap().contains("300 ms deadline"),
+            "{err}"
+        );
         assert!(started.elapsed() < Duration::from_secs(10));
         engine_still_serves(h, &id).await;
     });
@@ -98,9 +144,17 @@ fn a_memory_hog_is_stopped_by_the_limit() {
     let (h, _g) = harness();
     block_on(async {
         let id = h.tab_on("/second").await;
-        let (status, err) = h.post(&format!("/tabs/{id}/actions/eat_memory"), json!({})).await;
+        let (status, err) = h
+            .post(&format!("/tabs/{id}/actions/eat_memory"), json!({}))
+            .await;
         assert_eq!(status, 500, "{err}");
-        assert!(err["error"].as_str().unwrap().contains("32 MiB memory limit"), "{err}");
+        assert!(
+            err["error"]
+                .as_str()
+                .unwrap()
+                .contains("32 MiB memory limit"),
+            "{err}"
+        );
         engine_still_serves(h, &id).await;
     });
 }
@@ -110,13 +164,27 @@ fn markup_and_wait_plugins_extend_screenshots_and_waits() {
     let (h, _g) = harness();
     block_on(async {
         let id = h.tab_on("/markup").await;
-        let (status, env) = h.post(&format!("/tabs/{id}/screenshot"), json!({ "screenshot": { "markup": ["test-box"], "cursor": false } })).await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/screenshot"),
+                json!({ "screenshot": { "markup": ["test-box"], "cursor": false } }),
+            )
+            .await;
         assert_eq!(status, 200, "{env}");
         let (w, _, px) = common::decode_screenshot(&env["screenshot_after"]);
         let i = ((20 * w + 20) * 4) as usize;
-        assert!(px[i] > 200 && px[i + 1] < 60 && px[i + 2] < 60, "test-box draws red at 20,20: {:?}", &px[i..i + 3]);
+        assert!(
+            px[i] > 200 && px[i + 1] < 60 && px[i + 2] < 60,
+            "test-box draws red at 20,20: {:?}",
+            &px[i..i + 3]
+        );
 
-        let (status, env) = h.post(&format!("/tabs/{id}/click"), json!({ "x": 1, "y": 1, "wait_until": { "type": "test_three_polls" } })).await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": 1, "y": 1, "wait_until": { "type": "test_three_polls" } }),
+            )
+            .await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(env["timing"]["wait_reason"], "third_poll");
     });
@@ -129,11 +197,18 @@ fn hot_reload_swaps_versions_and_a_broken_update_keeps_the_old_one() {
         let dir = &h.server.plugin_dir;
         let id = h.tab_on("/second").await;
         let call = |h: &'static common::Harness, id: String| async move {
-            let (status, body) = h.post(&format!("/tabs/{id}/actions/echo_version"), json!({ "hello": "there", "screenshot": { "area": "none" } })).await;
+            let (status, body) = h
+                .post(
+                    &format!("/tabs/{id}/actions/echo_version"),
+                    json!({ "hello": "there", "screenshot": { "area": "none" } }),
+                )
+                .await;
             (status == 200).then(|| body["result"].clone())
         };
         install("test-echo-v1", dir, "test-echo");
-        let v1 = common::eventually(Duration::from_secs(15), || call(h, id.clone())).await.expect("v1 becomes callable without a restart");
+        let v1 = common::eventually(Duration::from_secs(15), || call(h, id.clone()))
+            .await
+            .expect("v1 becomes callable without a restart");
         assert_eq!(v1["version"], 1);
         assert_eq!(v1["params"]["hello"], "there");
 
@@ -147,11 +222,22 @@ fn hot_reload_swaps_versions_and_a_broken_update_keeps_the_old_one() {
 
         std::fs::write(dir.join("test-echo").join("plugin.wasm"), b"\0asm broken").unwrap();
         let info = common::eventually(Duration::from_secs(15), || async {
-            plugin_info(h, "test-echo").await.filter(|p| p["status"] == "reload_failed")
+            plugin_info(h, "test-echo")
+                .await
+                .filter(|p| p["status"] == "reload_failed")
         })
         .await
         .expect("the failed reload shows in GET /plugins");
-        assert!(info["last_error"].as_str().unwrap().contains("not a valid component"), "{info}");
-        assert_eq!(call(h, id.clone()).await.expect("old version still serves")["version"], 2);
+        assert!(
+            info["last_error"]
+                .as_str()
+                .unwrap()
+                .contains("not a valid component"),
+            "{info}"
+        );
+        assert_eq!(
+            call(h, id.clone()).await.expect("old version still serves")["version"],
+            2
+        );
     });
 }

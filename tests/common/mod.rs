@@ -17,7 +17,13 @@ pub mod pages;
 
 pub fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap())
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    })
 }
 
 pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
@@ -58,7 +64,11 @@ fn harness() -> &'static Harness {
             let plugin_dir = temp_dir("plugins");
             prepare_plugin_dir(&plugin_dir);
             let server = start_server(plugin_dir, None).await;
-            Harness { server, site, http: reqwest::Client::new() }
+            Harness {
+                server,
+                site,
+                http: reqwest::Client::new(),
+            }
         })
     })
 }
@@ -86,14 +96,18 @@ pub async fn start_server(plugin_dir: PathBuf, auth_token: Option<String>) -> Se
     let mut options = wabp::Options::default_for_session(temp_dir("session"));
     options.plugin_dir = Some(plugin_dir.clone());
     options.auth_token = auth_token;
-    let app = wabp::App::start(options)
-        .await
-        .expect("engine failed to start: is Chromium installed? (apt-get install chromium-headless-shell)");
+    let app = wabp::App::start(options).await.expect(
+        "engine failed to start: is Chromium installed? (apt-get install chromium-headless-shell)",
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let api = format!("http://{}/api/v1", listener.local_addr().unwrap());
     let engine = app.engine.clone();
     runtime().spawn(async move { app.serve(listener).await.unwrap() });
-    Server { api, app: engine, plugin_dir }
+    Server {
+        api,
+        app: engine,
+        plugin_dir,
+    }
 }
 
 async fn start_site() -> String {
@@ -125,15 +139,36 @@ impl Harness {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        send(&self.http, reqwest::Method::POST, &format!("{}{}", self.server.api, path), Some(body), None).await
+        send(
+            &self.http,
+            reqwest::Method::POST,
+            &format!("{}{}", self.server.api, path),
+            Some(body),
+            None,
+        )
+        .await
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {
-        send(&self.http, reqwest::Method::GET, &format!("{}{}", self.server.api, path), None, None).await
+        send(
+            &self.http,
+            reqwest::Method::GET,
+            &format!("{}{}", self.server.api, path),
+            None,
+            None,
+        )
+        .await
     }
 
     pub async fn delete(&self, path: &str) -> (u16, Value) {
-        send(&self.http, reqwest::Method::DELETE, &format!("{}{}", self.server.api, path), None, None).await
+        send(
+            &self.http,
+            reqwest::Method::DELETE,
+            &format!("{}{}", self.server.api, path),
+            None,
+            None,
+        )
+        .await
     }
 
     /// A new tab on `path` of the fixture site; returns its id.
@@ -141,13 +176,20 @@ impl Harness {
         let (status, tab) = self.post("/tabs", json!({})).await;
         assert_eq!(status, 201, "{tab}");
         let id = tab["id"].as_str().unwrap().to_string();
-        let (status, body) = self.post(&format!("/tabs/{id}/navigate"), json!({ "url": self.url(path), "screenshot": { "area": "none" } })).await;
+        let (status, body) = self
+            .post(
+                &format!("/tabs/{id}/navigate"),
+                json!({ "url": self.url(path), "screenshot": { "area": "none" } }),
+            )
+            .await;
         assert_eq!(status, 200, "{body}");
         id
     }
 
     pub async fn eval(&self, tab: &str, script: &str) -> Value {
-        let (status, body) = self.post(&format!("/tabs/{tab}/execute"), json!({ "script": script })).await;
+        let (status, body) = self
+            .post(&format!("/tabs/{tab}/execute"), json!({ "script": script }))
+            .await;
         assert_eq!(status, 200, "{body}");
         body["result"]["value"].clone()
     }
@@ -159,7 +201,13 @@ impl Harness {
     }
 }
 
-pub async fn send(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>, token: Option<&str>) -> (u16, Value) {
+pub async fn send(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: &str,
+    body: Option<Value>,
+    token: Option<&str>,
+) -> (u16, Value) {
     let mut request = http.request(method, url).timeout(Duration::from_secs(60));
     if let Some(body) = body {
         request = request.json(&body);
@@ -170,13 +218,18 @@ pub async fn send(http: &reqwest::Client, method: reqwest::Method, url: &str, bo
     let response = request.send().await.expect("request failed");
     let status = response.status().as_u16();
     let text = response.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 /// Decodes an envelope screenshot and returns (width, height, RGBA pixels).
 pub fn decode_screenshot(shot: &Value) -> (u32, u32, Vec<u8>) {
     use base64::Engine as _;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(shot["data"].as_str().expect("screenshot data")).unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(shot["data"].as_str().expect("screenshot data"))
+        .unwrap();
     decode_webp(&bytes)
 }
 
@@ -185,7 +238,10 @@ pub fn decode_webp(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
     assert_eq!(&bytes[8..12], b"WEBP");
     let image = webp::Decoder::new(bytes).decode().expect("valid webp");
     let channels = if image.is_alpha() { 4 } else { 3 };
-    let rgba = image.chunks_exact(channels).flat_map(|p| [p[0], p[1], p[2], 255]).collect();
+    let rgba = image
+        .chunks_exact(channels)
+        .flat_map(|p| [p[0], p[1], p[2], 255])
+        .collect();
     (image.width(), image.height(), rgba)
 }
 

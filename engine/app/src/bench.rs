@@ -17,7 +17,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn busy_page() -> String {
-    let mut html = String::from("<!doctype html><title>Bench</title><style>body{font:14px sans-serif} .c{display:inline-block;margin:6px;padding:8px;border:1px solid #888}</style><body><h1>Benchmark page</h1><input placeholder='search' style='width:300px'><div id=out>0</div>");
+    let mut html = String::from(
+        "<!doctype html><title>Bench</title><style>body{font:14px sans-serif} .c{display:inline-block;margin:6px;padding:8px;border:1px solid #888}</style><body><h1>Benchmark page</h1><input placeholder='search' style='width:300px'><div id=out>0</div>",
+    );
     for i in 0..120 {
         html.push_str(&format!("<button class=c onclick=\"document.getElementById('out').textContent={i}\">Button {i}</button>"));
     }
@@ -30,7 +32,13 @@ async fn main() -> anyhow::Result<()> {
     let page = busy_page();
     let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let site_url = format!("http://{}/", site.local_addr()?);
-    tokio::spawn(async move { axum::serve(site, axum::Router::new().route("/", axum::routing::get(move || async move { Html(page) }))).await });
+    tokio::spawn(async move {
+        axum::serve(
+            site,
+            axum::Router::new().route("/", axum::routing::get(move || async move { Html(page) })),
+        )
+        .await
+    });
 
     let session = std::env::temp_dir().join(format!("wabp-bench-{}", std::process::id()));
     let app = wabp::App::start(wabp::Options::default_for_session(session.clone())).await?;
@@ -42,20 +50,59 @@ async fn main() -> anyhow::Result<()> {
     let http = reqwest::Client::new();
     let post = |path: String, body: Value| {
         let http = http.clone();
-        async move { http.post(path).json(&body).send().await.unwrap().json::<Value>().await.unwrap() }
+        async move {
+            http.post(path)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
     };
-    println!("browser: {}", engine.status().executable.unwrap_or_default());
+    println!(
+        "browser: {}",
+        engine.status().executable.unwrap_or_default()
+    );
     let tabs: Value = http.get(format!("{api}/tabs")).send().await?.json().await?;
     let tab = tabs[0]["id"].as_str().unwrap().to_string();
-    post(format!("{api}/tabs/{tab}/navigate"), json!({ "url": site_url })).await;
+    post(
+        format!("{api}/tabs/{tab}/navigate"),
+        json!({ "url": site_url }),
+    )
+    .await;
 
     // 1. Click with the full envelope (before + after, all markup, cursor).
     let runs = 50;
-    let (mut total, mut wall, mut before, mut dispatch, mut wait, mut after, mut capture, mut markup, mut encode) =
-        (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (
+        mut total,
+        mut wall,
+        mut before,
+        mut dispatch,
+        mut wait,
+        mut after,
+        mut capture,
+        mut markup,
+        mut encode,
+    ) = (
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+    );
     for i in 0..runs + 3 {
         let started = Instant::now();
-        let env = post(format!("{api}/tabs/{tab}/click"), json!({ "x": 60 + (i % 5) * 90, "y": 120 })).await;
+        let env = post(
+            format!("{api}/tabs/{tab}/click"),
+            json!({ "x": 60 + (i % 5) * 90, "y": 120 }),
+        )
+        .await;
         let elapsed = started.elapsed().as_secs_f64() * 1000.0;
         if i < 3 {
             continue; // warm-up
@@ -79,7 +126,12 @@ async fn main() -> anyhow::Result<()> {
     println!("    dispatch (plugin+CDP)  {:7.1} ms", median(dispatch));
     println!("    wait (action_complete) {:7.1} ms", median(wait));
     println!("    after screenshot       {:7.1} ms", median(after));
-    println!("  per screenshot: capture  {:7.1} ms, markup {:5.1} ms, encode {:5.1} ms", median(capture), median(markup), median(encode));
+    println!(
+        "  per screenshot: capture  {:7.1} ms, markup {:5.1} ms, encode {:5.1} ms",
+        median(capture),
+        median(markup),
+        median(encode)
+    );
 
     // 2. The same click without screenshots and with the immediate wait.
     let mut bare = vec![];
@@ -87,13 +139,21 @@ async fn main() -> anyhow::Result<()> {
         let env = post(format!("{api}/tabs/{tab}/click"), json!({ "x": 60 + (i % 5) * 90, "y": 120, "screenshot": { "area": "none" }, "wait_until": { "type": "immediate" } })).await;
         bare.push(env["timing"]["duration_ms"].as_f64().unwrap());
     }
-    println!("click, no screenshots, immediate wait: {:.1} ms", median(bare));
+    println!(
+        "click, no screenshots, immediate wait: {:.1} ms",
+        median(bare)
+    );
 
     // 3. Plugin call overhead: a markup render (fresh instance per call) and a wait session.
     let elements: Vec<MarkupElement> = (0..10)
         .map(|i| MarkupElement {
             index: i + 1,
-            rect: Rect { x: 10.0 * i as f64, y: 10.0, width: 50.0, height: 20.0 },
+            rect: Rect {
+                x: 10.0 * i as f64,
+                y: 10.0,
+                width: 50.0,
+                height: 20.0,
+            },
             tag: "button".into(),
             role: String::new(),
             name: format!("b{i}"),
@@ -109,10 +169,16 @@ async fn main() -> anyhow::Result<()> {
     let mut calls = vec![];
     for _ in 0..500 {
         let started = Instant::now();
-        renderer.render(&tags, (1280.0, 720.0), &elements).await.unwrap();
+        renderer
+            .render(&tags, (1280.0, 720.0), &elements)
+            .await
+            .unwrap();
         calls.push(started.elapsed().as_secs_f64() * 1e6);
     }
-    println!("plugin call: markup render, 10 elements (instantiate + call): {:.1} µs median", median(calls));
+    println!(
+        "plugin call: markup render, 10 elements (instantiate + call): {:.1} µs median",
+        median(calls)
+    );
     let waits = registry.wait("immediate").unwrap();
     let mut calls = vec![];
     for _ in 0..500 {
@@ -120,10 +186,16 @@ async fn main() -> anyhow::Result<()> {
         waits.begin("immediate", json!({})).await.unwrap();
         calls.push(started.elapsed().as_secs_f64() * 1e6);
     }
-    println!("plugin call: wait begin (instantiate + call): {:.1} µs median", median(calls));
+    println!(
+        "plugin call: wait begin (instantiate + call): {:.1} µs median",
+        median(calls)
+    );
 
     // 4. Hot reload: file write → new version answering.
-    println!("hot reload, write to live (median of 10): {:.1} ms", hot_reload_latency().await?);
+    println!(
+        "hot reload, write to live (median of 10): {:.1} ms",
+        hot_reload_latency().await?
+    );
     engine.shutdown(Duration::from_secs(5)).await;
     let _ = std::fs::remove_dir_all(session);
     Ok(())
@@ -141,7 +213,8 @@ async fn hot_reload_latency() -> anyhow::Result<f64> {
     let mut samples = vec![];
     for i in 0..10 {
         let version = if i % 2 == 0 { "v1" } else { "v2" };
-        let manifest = std::fs::read_to_string(src.join(format!("test-echo-{version}")).join("plugin.toml"))?;
+        let manifest =
+            std::fs::read_to_string(src.join(format!("test-echo-{version}")).join("plugin.toml"))?;
         let bytes = std::fs::read(built.join(format!("test_echo_{version}.wasm")))?;
         let started = Instant::now();
         std::fs::write(plugin.join("plugin.wasm"), &bytes)?;

@@ -59,7 +59,10 @@ pub struct App {
 pub async fn builtin_registry() -> anyhow::Result<Arc<Registry>> {
     let registry = Registry::new()?;
     for (name, manifest, bytes) in BUILTIN_PLUGINS {
-        registry.load_builtin(manifest, bytes.to_vec()).await.with_context(|| format!("built-in plugin {name}"))?;
+        registry
+            .load_builtin(manifest, bytes.to_vec())
+            .await
+            .with_context(|| format!("built-in plugin {name}"))?;
     }
     Ok(registry)
 }
@@ -79,7 +82,8 @@ impl App {
         let registry = builtin_registry().await?;
         let watch = match &options.plugin_dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir).with_context(|| format!("plugin folder {}", dir.display()))?;
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("plugin folder {}", dir.display()))?;
                 registry.scan(dir).await;
                 Some(wabp_plugin_host::watch(registry.clone(), dir.clone())?)
             }
@@ -100,17 +104,28 @@ impl App {
             },
             registry.clone(),
         );
-        Ok(App { engine, registry, shutdown: Arc::new(tokio::sync::Notify::new()), auth_token: options.auth_token, _watch: watch })
+        Ok(App {
+            engine,
+            registry,
+            shutdown: Arc::new(tokio::sync::Notify::new()),
+            auth_token: options.auth_token,
+            _watch: watch,
+        })
     }
 
     /// The whole HTTP surface: `/api/v1` (and `/mcp` once it lands).
     pub fn router(&self) -> Router {
-        let state = wabp_rest::AppState { engine: self.engine.clone(), shutdown: self.shutdown.clone() };
+        let state = wabp_rest::AppState {
+            engine: self.engine.clone(),
+            shutdown: self.shutdown.clone(),
+        };
         let api = wabp_rest::router(state);
         let api = match &self.auth_token {
             Some(token) => {
                 let token: Arc<str> = token.as_str().into();
-                api.layer(axum::middleware::from_fn(move |req, next| wabp_rest::require_bearer(token.clone(), req, next)))
+                api.layer(axum::middleware::from_fn(move |req, next| {
+                    wabp_rest::require_bearer(token.clone(), req, next)
+                }))
             }
             None => api,
         };
@@ -122,14 +137,17 @@ impl App {
         let router = self.router();
         let shutdown = self.shutdown.clone();
         let engine = self.engine.clone();
-        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async move {
-                tokio::select! {
-                    _ = shutdown.notified() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
-            })
-            .await?;
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            tokio::select! {
+                _ = shutdown.notified() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        })
+        .await?;
         engine.shutdown(std::time::Duration::from_secs(5)).await;
         Ok(())
     }

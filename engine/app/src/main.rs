@@ -8,7 +8,11 @@ use wabp::{App, Options};
 use wabp_core::browser::LaunchMode;
 
 #[derive(Parser)]
-#[command(name = "wabp", version, about = "Browser automation engine for AI agents (ABP REST API)")]
+#[command(
+    name = "wabp",
+    version,
+    about = "Browser automation engine for AI agents (ABP REST API)"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -36,13 +40,23 @@ struct ServeArgs {
     #[arg(long)]
     headed: bool,
     /// Plugin folder, watched for changes.
-    #[arg(long, value_name = "DIR", env = "WABP_PLUGINS", default_value = "./wabp-plugins")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "WABP_PLUGINS",
+        default_value = "./wabp-plugins"
+    )]
     plugins: PathBuf,
     /// Session directory (history, downloads, browser profile). Default: a new one under the temp dir.
     #[arg(long, value_name = "DIR", env = "WABP_SESSION_DIR")]
     session_dir: Option<PathBuf>,
     /// Require `Authorization: Bearer TOKEN` on every request.
-    #[arg(long, value_name = "TOKEN", env = "WABP_AUTH_TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "WABP_AUTH_TOKEN",
+        hide_env_values = true
+    )]
     auth_token: Option<String>,
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
@@ -53,7 +67,9 @@ struct ServeArgs {
 }
 
 fn parse_viewport(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s.split_once('x').ok_or("expected WIDTHxHEIGHT, e.g. 1280x720")?;
+    let (w, h) = s
+        .split_once('x')
+        .ok_or("expected WIDTHxHEIGHT, e.g. 1280x720")?;
     let w: u32 = w.parse().map_err(|_| "width must be a number")?;
     let h: u32 = h.parse().map_err(|_| "height must be a number")?;
     if !(200..=4000).contains(&w) || !(200..=4000).contains(&h) {
@@ -65,7 +81,10 @@ fn parse_viewport(s: &str) -> Result<(u32, u32), String> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,chromiumoxide=warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,chromiumoxide=warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
@@ -76,7 +95,11 @@ async fn main() -> anyhow::Result<()> {
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let session_dir = match args.session_dir {
         Some(dir) => dir,
-        None => std::env::temp_dir().join(format!("wabp-session-{}-{}", std::process::id(), chrono_stamp())),
+        None => std::env::temp_dir().join(format!(
+            "wabp-session-{}-{}",
+            std::process::id(),
+            chrono_stamp()
+        )),
     };
     let launch = match (args.connect, args.chrome) {
         (Some(url), _) => LaunchMode::Connect(url),
@@ -86,8 +109,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
         .await
         .with_context(|| format!("could not listen on {}:{}", args.host, args.port))?;
-    if args.host != "127.0.0.1" && args.host != "localhost" && args.host != "::1" && args.auth_token.is_none() {
-        tracing::warn!("listening on {} without --auth-token: anyone who can reach it controls the browser", args.host);
+    if args.host != "127.0.0.1"
+        && args.host != "localhost"
+        && args.host != "::1"
+        && args.auth_token.is_none()
+    {
+        tracing::warn!(
+            "listening on {} without --auth-token: anyone who can reach it controls the browser",
+            args.host
+        );
     }
     let options = Options {
         launch,
@@ -105,10 +135,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             tracing::error!("browser failed to start: {e}");
         }
     });
-    tracing::info!("wabp serving http://{}/api/v1 (session {})", listener.local_addr()?, session_dir.display());
+    tracing::info!(
+        "wabp serving http://{}/api/v1 (session {})",
+        listener.local_addr()?,
+        session_dir.display()
+    );
     app.serve(listener).await
 }
 
 fn chrono_stamp() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::capture::{CaptureOptions, CaptureTiming, DEFAULT_MARKUP, Screenshot, now_ms, take_screenshot};
+use crate::capture::{
+    CaptureOptions, CaptureTiming, DEFAULT_MARKUP, Screenshot, now_ms, take_screenshot,
+};
 use crate::error::{Error, Result};
 use crate::plugin::{PluginRegistry, ViewportInfo, WaitDecision, WaitSignal};
 use crate::tab::{Tab, TabSignal};
@@ -54,14 +56,24 @@ pub struct ActionOptions {
 }
 
 /// Request keys that are options, not action params.
-pub const OPTION_KEYS: &[&str] = &["wait_until", "screenshot", "network", "action_params", "userId"];
+pub const OPTION_KEYS: &[&str] = &[
+    "wait_until",
+    "screenshot",
+    "network",
+    "action_params",
+    "userId",
+];
 
 fn string_list(value: &Value, field: &str) -> Result<Vec<String>> {
     match value {
         Value::Null => Ok(Vec::new()),
         Value::Array(items) => items
             .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| Error::invalid(format!("{field} must be a list of strings"))))
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| Error::invalid(format!("{field} must be a list of strings")))
+            })
             .collect(),
         _ => Err(Error::invalid(format!("{field} must be a list of strings"))),
     }
@@ -69,7 +81,8 @@ fn string_list(value: &Value, field: &str) -> Result<Vec<String>> {
 
 impl ActionOptions {
     pub fn with_wait(wait_type: &str) -> Self {
-        let mut options = ActionOptions::from_request(&Value::Null, "action_complete").expect("defaults are valid");
+        let mut options = ActionOptions::from_request(&Value::Null, "action_complete")
+            .expect("defaults are valid");
         options.wait_until.wait_type = wait_type.to_string();
         options
     }
@@ -88,12 +101,17 @@ impl ActionOptions {
         };
         let timeout_ms = match wait.get("timeout_ms") {
             None | Some(Value::Null) => DEFAULT_TIMEOUT_MS,
-            Some(v) => v
-                .as_u64()
-                .filter(|t| *t <= MAX_TIMEOUT_MS)
-                .ok_or_else(|| Error::invalid(format!("wait_until.timeout_ms must be an integer from 0 to {MAX_TIMEOUT_MS}")))?,
+            Some(v) => v.as_u64().filter(|t| *t <= MAX_TIMEOUT_MS).ok_or_else(|| {
+                Error::invalid(format!(
+                    "wait_until.timeout_ms must be an integer from 0 to {MAX_TIMEOUT_MS}"
+                ))
+            })?,
         };
-        let mut params = if wait.is_object() { wait.clone() } else { json!({}) };
+        let mut params = if wait.is_object() {
+            wait.clone()
+        } else {
+            json!({})
+        };
         params["type"] = Value::String(wait_type.clone());
 
         let shot = body.get("screenshot").cloned().unwrap_or(Value::Null);
@@ -103,7 +121,11 @@ impl ActionOptions {
         let area = match shot.get("area").and_then(Value::as_str) {
             None | Some("viewport") => ScreenshotArea::Viewport,
             Some("none") => ScreenshotArea::None,
-            Some(other) => return Err(Error::invalid(format!("screenshot.area must be \"viewport\" or \"none\", not {other:?}"))),
+            Some(other) => {
+                return Err(Error::invalid(format!(
+                    "screenshot.area must be \"viewport\" or \"none\", not {other:?}"
+                )));
+            }
         };
         let cursor = match shot.get("cursor") {
             None | Some(Value::Null) => true,
@@ -112,14 +134,19 @@ impl ActionOptions {
         };
         if let Some(format) = shot.get("format").and_then(Value::as_str) {
             if format != "webp" {
-                return Err(Error::invalid("screenshot.format: screenshots are always webp"));
+                return Err(Error::invalid(
+                    "screenshot.format: screenshots are always webp",
+                ));
             }
         }
         let markup = match shot.get("markup") {
             None | Some(Value::Null) => None,
             Some(v) => Some(string_list(v, "screenshot.markup")?),
         };
-        let disable_markup = string_list(shot.get("disable_markup").unwrap_or(&Value::Null), "screenshot.disable_markup")?;
+        let disable_markup = string_list(
+            shot.get("disable_markup").unwrap_or(&Value::Null),
+            "screenshot.disable_markup",
+        )?;
 
         let network = match body.get("network") {
             None | Some(Value::Null) => None,
@@ -134,8 +161,17 @@ impl ActionOptions {
             Some(_) => return Err(Error::invalid("network must be an object")),
         };
         Ok(ActionOptions {
-            wait_until: WaitUntil { wait_type, timeout_ms, params },
-            screenshot: ScreenshotOptions { area, markup, disable_markup, cursor },
+            wait_until: WaitUntil {
+                wait_type,
+                timeout_ms,
+                params,
+            },
+            screenshot: ScreenshotOptions {
+                area,
+                markup,
+                disable_markup,
+                cursor,
+            },
             network,
         })
     }
@@ -143,21 +179,41 @@ impl ActionOptions {
     /// The markup tags to draw, checked against what the plugins provide.
     pub fn markup_tags(&self, registry: &dyn PluginRegistry) -> Result<Vec<String>> {
         let known = registry.markup_tags();
-        for tag in self.screenshot.disable_markup.iter().chain(self.screenshot.markup.iter().flatten()) {
+        for tag in self
+            .screenshot
+            .disable_markup
+            .iter()
+            .chain(self.screenshot.markup.iter().flatten())
+        {
             if !known.contains(tag) {
-                return Err(Error::invalid(format!("unknown markup tag {tag:?}; known tags: {}", known.join(", "))));
+                return Err(Error::invalid(format!(
+                    "unknown markup tag {tag:?}; known tags: {}",
+                    known.join(", ")
+                )));
             }
         }
         let base: Vec<String> = match &self.screenshot.markup {
             Some(tags) => tags.clone(),
             None => {
                 // ABP's five first, in their order, then plugin tags.
-                let mut tags: Vec<String> = DEFAULT_MARKUP.iter().map(|t| t.to_string()).filter(|t| known.contains(t)).collect();
-                tags.extend(known.iter().filter(|t| !DEFAULT_MARKUP.contains(&t.as_str())).cloned());
+                let mut tags: Vec<String> = DEFAULT_MARKUP
+                    .iter()
+                    .map(|t| t.to_string())
+                    .filter(|t| known.contains(t))
+                    .collect();
+                tags.extend(
+                    known
+                        .iter()
+                        .filter(|t| !DEFAULT_MARKUP.contains(&t.as_str()))
+                        .cloned(),
+                );
                 tags
             }
         };
-        Ok(base.into_iter().filter(|t| !self.screenshot.disable_markup.contains(t)).collect())
+        Ok(base
+            .into_iter()
+            .filter(|t| !self.screenshot.disable_markup.contains(t))
+            .collect())
     }
 }
 
@@ -193,7 +249,11 @@ impl From<&ViewportInfo> for ScrollState {
     fn from(v: &ViewportInfo) -> Self {
         let percent = |pos: f64, page: f64, view: f64| {
             let range = page - view;
-            if range > 0.5 { (pos / range * 100.0).clamp(0.0, 100.0) } else { 0.0 }
+            if range > 0.5 {
+                (pos / range * 100.0).clamp(0.0, 100.0)
+            } else {
+                0.0
+            }
         };
         ScrollState {
             horizontal_percent: (percent(v.scroll_x, v.page_width, v.width) * 10.0).round() / 10.0,
@@ -303,7 +363,8 @@ impl Recorder {
             tab_id: tab_id.to_string(),
             hint,
             events: Vec::new(),
-            network_types: network.map(|n| n.types.iter().map(|t| t.to_ascii_lowercase()).collect()),
+            network_types: network
+                .map(|n| n.types.iter().map(|t| t.to_ascii_lowercase()).collect()),
             started: Default::default(),
             completed: 0,
         }
@@ -318,7 +379,11 @@ impl Recorder {
                 if let Some(kind) = navigation_type(reason.as_deref(), self.hint) {
                     data["navigation_type"] = json!(kind);
                 }
-                self.events.push(ActionEvent { event_type: "navigation".into(), virtual_time_ms: now, data });
+                self.events.push(ActionEvent {
+                    event_type: "navigation".into(),
+                    virtual_time_ms: now,
+                    data,
+                });
                 None
             }
             TabSignal::DialogOpened(dialog) => {
@@ -338,7 +403,9 @@ impl Recorder {
             TabSignal::Wait(signal) => {
                 match &signal {
                     WaitSignal::RequestStarted(info) => {
-                        let wanted = self.network_types.as_ref().is_none_or(|t| t.is_empty() || t.contains(&info.resource_type.to_ascii_lowercase()));
+                        let wanted = self.network_types.as_ref().is_none_or(|t| {
+                            t.is_empty() || t.contains(&info.resource_type.to_ascii_lowercase())
+                        });
                         if wanted {
                             self.started.insert(info.id.clone());
                         }
@@ -385,7 +452,9 @@ pub(crate) async fn wait_for_settle(
     loop {
         let recheck = match decision {
             WaitDecision::Done { reason } => return Ok(reason),
-            WaitDecision::Pending { recheck_after_ms } => Duration::from_millis(recheck_after_ms.clamp(1, 1000) as u64),
+            WaitDecision::Pending { recheck_after_ms } => {
+                Duration::from_millis(recheck_after_ms.clamp(1, 1000) as u64)
+            }
         };
         let remaining = timeout.saturating_sub(started.elapsed());
         if remaining.is_zero() {
@@ -395,19 +464,26 @@ pub(crate) async fn wait_for_settle(
         // Sleep until the recheck time, waking early for a new signal.
         match tokio::time::timeout(recheck.min(remaining), rx.recv()).await {
             Ok(Ok(signal)) => signals.extend(recorder.record(signal)),
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => tracing::warn!("wait lost {n} signals"),
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => return Ok("tab_closed".into()),
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
+                tracing::warn!("wait lost {n} signals")
+            }
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
+                return Ok("tab_closed".into());
+            }
             Err(_) => {}
         }
         while let Ok(signal) = rx.try_recv() {
             signals.extend(recorder.record(signal));
         }
-        decision = session.poll(signals, started.elapsed().as_millis() as u64).await?;
+        decision = session
+            .poll(signals, started.elapsed().as_millis() as u64)
+            .await?;
     }
 }
 
 /// What an action does, run between "before" and "wait".
-pub type Dispatch = Box<dyn FnOnce(Arc<Tab>) -> futures::future::BoxFuture<'static, Result<Value>> + Send>;
+pub type Dispatch =
+    Box<dyn FnOnce(Arc<Tab>) -> futures::future::BoxFuture<'static, Result<Value>> + Send>;
 
 pub struct ActionRun<'a> {
     pub registry: &'a dyn PluginRegistry,
@@ -417,32 +493,69 @@ pub struct ActionRun<'a> {
 }
 
 impl ActionRun<'_> {
-    pub async fn execute(self, dispatch: Dispatch, freeze: &dyn crate::execution::FrameDriver) -> Result<Envelope> {
-        let ActionRun { registry, tab, options, hint } = self;
+    pub async fn execute(
+        self,
+        dispatch: Dispatch,
+        freeze: &dyn crate::execution::FrameDriver,
+    ) -> Result<Envelope> {
+        let ActionRun {
+            registry,
+            tab,
+            options,
+            hint,
+        } = self;
         let markup = options.markup_tags(registry)?;
         let capture = options.screenshot.area == ScreenshotArea::Viewport;
-        let wait = registry.wait(&options.wait_until.wait_type).ok_or_else(|| {
-            let known: Vec<String> = registry.waits().into_iter().map(|w| w.name).collect();
-            Error::invalid(format!("unknown wait_until.type {:?}; known: {}", options.wait_until.wait_type, known.join(", ")))
-        })?;
+        let wait = registry
+            .wait(&options.wait_until.wait_type)
+            .ok_or_else(|| {
+                let known: Vec<String> = registry.waits().into_iter().map(|w| w.name).collect();
+                Error::invalid(format!(
+                    "unknown wait_until.type {:?}; known: {}",
+                    options.wait_until.wait_type,
+                    known.join(", ")
+                ))
+            })?;
         // Validates the wait params before anything happens to the page.
-        let (mut session, first_decision) = wait.begin(&options.wait_until.wait_type, options.wait_until.params.clone()).await?;
+        let (mut session, first_decision) = wait
+            .begin(
+                &options.wait_until.wait_type,
+                options.wait_until.params.clone(),
+            )
+            .await?;
 
-        let _turn = tokio::time::timeout(Duration::from_millis(options.wait_until.timeout_ms + 10_000), tab.action_lock.lock())
-            .await
-            .map_err(|_| Error::timeout("another action on this tab did not finish in time"))?;
+        let _turn = tokio::time::timeout(
+            Duration::from_millis(options.wait_until.timeout_ms + 10_000),
+            tab.action_lock.lock(),
+        )
+        .await
+        .map_err(|_| Error::timeout("another action on this tab did not finish in time"))?;
         let total = Instant::now();
         let mut parts = TimingParts::default();
         let mut capture_timing = CaptureTiming::default();
         freeze.thaw(&tab).await?;
 
         let step = Instant::now();
-        let cursor = |tab: &Tab| if options.screenshot.cursor { tab.pointer() } else { None };
+        let cursor = |tab: &Tab| {
+            if options.screenshot.cursor {
+                tab.pointer()
+            } else {
+                None
+            }
+        };
         let before = if capture {
             match tab.last_frame().filter(|f| f.frozen_since) {
                 Some(frame) => Some(frame.image),
                 None => {
-                    let (shot, _, t) = take_screenshot(&tab, registry, &CaptureOptions { markup: markup.clone(), cursor: cursor(&tab) }).await?;
+                    let (shot, _, t) = take_screenshot(
+                        &tab,
+                        registry,
+                        &CaptureOptions {
+                            markup: markup.clone(),
+                            cursor: cursor(&tab),
+                        },
+                    )
+                    .await?;
                     capture_timing = t;
                     Some(shot)
                 }
@@ -469,7 +582,14 @@ impl ActionRun<'_> {
 
         let step = Instant::now();
         let timeout = Duration::from_millis(options.wait_until.timeout_ms);
-        let wait_reason = wait_for_settle(&mut session, first_decision, &mut rx, &mut recorder, timeout).await?;
+        let wait_reason = wait_for_settle(
+            &mut session,
+            first_decision,
+            &mut rx,
+            &mut recorder,
+            timeout,
+        )
+        .await?;
         while let Ok(signal) = rx.try_recv() {
             recorder.record(signal);
         }
@@ -479,18 +599,32 @@ impl ActionRun<'_> {
 
         let step = Instant::now();
         let (after, viewport) = if capture && tab.pending_dialog().is_none() {
-            let (shot, layout, t) = take_screenshot(&tab, registry, &CaptureOptions { markup, cursor: cursor(&tab) }).await?;
+            let (shot, layout, t) = take_screenshot(
+                &tab,
+                registry,
+                &CaptureOptions {
+                    markup,
+                    cursor: cursor(&tab),
+                },
+            )
+            .await?;
             capture_timing.capture_ms += t.capture_ms;
             capture_timing.markup_ms += t.markup_ms;
             capture_timing.encode_ms += t.encode_ms;
-            tab.set_last_frame(Some(crate::tab::CachedFrame { image: shot.clone(), frozen_since: frozen }));
+            tab.set_last_frame(Some(crate::tab::CachedFrame {
+                image: shot.clone(),
+                frozen_since: frozen,
+            }));
             (Some(shot), layout.viewport)
         } else if tab.pending_dialog().is_some() {
             // The page is blocked by the dialog: no script runs, so no layout.
             (None, ViewportInfo::default())
         } else {
             tab.set_last_frame(None);
-            (None, crate::tab::parse_viewport(&tab.evaluate_json(crate::tab::VIEWPORT_JS).await?))
+            (
+                None,
+                crate::tab::parse_viewport(&tab.evaluate_json(crate::tab::VIEWPORT_JS).await?),
+            )
         };
         parts.after_ms = ms_since(step);
         parts.capture_ms = capture_timing.capture_ms;
@@ -526,9 +660,13 @@ mod tests {
         assert_eq!(o.wait_until.wait_type, "action_complete");
         assert_eq!(o.wait_until.timeout_ms, DEFAULT_TIMEOUT_MS);
         assert!(o.screenshot.cursor);
-        let err = ActionOptions::from_request(&json!({"screenshot": {"area": "page"}}), "immediate").unwrap_err();
+        let err =
+            ActionOptions::from_request(&json!({"screenshot": {"area": "page"}}), "immediate")
+                .unwrap_err();
         assert!(err.message.contains("screenshot.area"));
-        let err = ActionOptions::from_request(&json!({"wait_until": {"timeout_ms": -1}}), "immediate").unwrap_err();
+        let err =
+            ActionOptions::from_request(&json!({"wait_until": {"timeout_ms": -1}}), "immediate")
+                .unwrap_err();
         assert!(err.message.contains("timeout_ms"));
     }
 
@@ -542,7 +680,14 @@ mod tests {
 
     #[test]
     fn scroll_percentages() {
-        let v = ViewportInfo { width: 100.0, height: 100.0, scroll_y: 50.0, page_width: 100.0, page_height: 300.0, ..Default::default() };
+        let v = ViewportInfo {
+            width: 100.0,
+            height: 100.0,
+            scroll_y: 50.0,
+            page_width: 100.0,
+            page_height: 300.0,
+            ..Default::default()
+        };
         let s = ScrollState::from(&v);
         assert_eq!(s.vertical_percent, 25.0);
         assert_eq!(s.horizontal_percent, 0.0);

@@ -42,7 +42,8 @@ impl Default for BrowserOptions {
             headed: false,
             viewport_width: 1280,
             viewport_height: 720,
-            user_data_dir: std::env::temp_dir().join(format!("wabp-profile-{}", std::process::id())),
+            user_data_dir: std::env::temp_dir()
+                .join(format!("wabp-profile-{}", std::process::id())),
             request_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
         }
@@ -70,10 +71,18 @@ const USUAL_PATHS: &[&str] = &[
 
 /// Finds a browser executable. A headed browser can't be headless-shell.
 pub fn find_browser(headed: bool) -> Result<PathBuf> {
-    find_browser_in(&std::env::var_os("PATH").unwrap_or_default(), USUAL_PATHS, headed)
+    find_browser_in(
+        &std::env::var_os("PATH").unwrap_or_default(),
+        USUAL_PATHS,
+        headed,
+    )
 }
 
-fn find_browser_in(path_var: &std::ffi::OsStr, usual_paths: &[&str], headed: bool) -> Result<PathBuf> {
+fn find_browser_in(
+    path_var: &std::ffi::OsStr,
+    usual_paths: &[&str],
+    headed: bool,
+) -> Result<PathBuf> {
     for name in CANDIDATES {
         if headed && name.contains("headless") {
             continue;
@@ -102,7 +111,9 @@ fn find_browser_in(path_var: &std::ffi::OsStr, usual_paths: &[&str], headed: boo
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    std::fs::metadata(path)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 /// A connected browser and the task that polls its CDP handler.
@@ -126,7 +137,10 @@ impl BrowserProcess {
         let (browser, mut handler, executable, launched) = match &options.mode {
             LaunchMode::Connect(endpoint) => {
                 let (browser, handler) = Browser::connect(endpoint.clone()).await.map_err(|e| {
-                    Error::new(ErrorCode::DevtoolsInitFailed, format!("could not attach to {endpoint}: {e}"))
+                    Error::new(
+                        ErrorCode::DevtoolsInitFailed,
+                        format!("could not attach to {endpoint}: {e}"),
+                    )
                 })?;
                 (browser, handler, None, false)
             }
@@ -141,8 +155,9 @@ impl BrowserProcess {
                         format!("{} is not an executable file", executable.display()),
                     ));
                 }
-                std::fs::create_dir_all(&options.user_data_dir)
-                    .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, format!("user data dir: {e}")))?;
+                std::fs::create_dir_all(&options.user_data_dir).map_err(|e| {
+                    Error::new(ErrorCode::BrowserInitFailed, format!("user data dir: {e}"))
+                })?;
                 let mut builder = BrowserConfig::builder()
                     .chrome_executable(&executable)
                     .user_data_dir(&options.user_data_dir)
@@ -166,7 +181,9 @@ impl BrowserProcess {
                 if options.headed {
                     builder = builder.with_head();
                 }
-                let config = builder.build().map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?;
+                let config = builder
+                    .build()
+                    .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?;
                 let (browser, handler) = Browser::launch(config).await.map_err(|e| {
                     Error::new(
                         ErrorCode::BrowserInitFailed,
@@ -217,16 +234,32 @@ mod tests {
 
     #[tokio::test]
     async fn a_missing_binary_says_what_to_do() {
-        let options = BrowserOptions { mode: LaunchMode::Binary("/nonexistent/chrome".into()), ..BrowserOptions::default() };
-        let err = BrowserProcess::start(&options).await.err().expect("no browser there");
+        let options = BrowserOptions {
+            mode: LaunchMode::Binary("/nonexistent/chrome".into()),
+            ..BrowserOptions::default()
+        };
+        let err = BrowserProcess::start(&options)
+            .await
+            .err()
+            .expect("no browser there");
         assert_eq!(err.code, ErrorCode::BrowserInitFailed);
-        assert!(err.message.contains("/nonexistent/chrome"), "{}", err.message);
+        assert!(
+            err.message.contains("/nonexistent/chrome"),
+            "{}",
+            err.message
+        );
     }
 
     #[tokio::test]
     async fn a_dead_endpoint_fails_to_connect() {
-        let options = BrowserOptions { mode: LaunchMode::Connect("http://127.0.0.1:9".into()), ..BrowserOptions::default() };
-        let err = BrowserProcess::start(&options).await.err().expect("nothing listens on port 9");
+        let options = BrowserOptions {
+            mode: LaunchMode::Connect("http://127.0.0.1:9".into()),
+            ..BrowserOptions::default()
+        };
+        let err = BrowserProcess::start(&options)
+            .await
+            .err()
+            .expect("nothing listens on port 9");
         assert_eq!(err.code, ErrorCode::DevtoolsInitFailed);
     }
 
@@ -234,7 +267,13 @@ mod tests {
     fn auto_detection_explains_what_to_install() {
         let err = find_browser_in(std::ffi::OsStr::new("/nonexistent"), &[], false).unwrap_err();
         assert_eq!(err.code, ErrorCode::BrowserInitFailed);
-        assert!(err.message.contains("apt-get install chromium-headless-shell") && err.message.contains("--chrome"), "{}", err.message);
+        assert!(
+            err.message
+                .contains("apt-get install chromium-headless-shell")
+                && err.message.contains("--chrome"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -244,10 +283,17 @@ mod tests {
         for name in ["chromium-headless-shell", "chromium"] {
             let path = dir.join(name);
             std::fs::write(&path, "#!/bin/sh\n").unwrap();
-            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
         }
-        assert_eq!(find_browser_in(dir.as_os_str(), &[], false).unwrap(), dir.join("chromium-headless-shell"));
-        assert_eq!(find_browser_in(dir.as_os_str(), &[], true).unwrap(), dir.join("chromium"));
+        assert_eq!(
+            find_browser_in(dir.as_os_str(), &[], false).unwrap(),
+            dir.join("chromium-headless-shell")
+        );
+        assert_eq!(
+            find_browser_in(dir.as_os_str(), &[], true).unwrap(),
+            dir.join("chromium")
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }

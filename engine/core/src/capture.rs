@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
 use base64::Engine as _;
-use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams};
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams,
+};
 use serde::Serialize;
 use serde_json::Value;
 use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Stroke, StrokeDash, Transform};
@@ -30,7 +32,10 @@ pub struct Screenshot {
     pub format: &'static str,
 }
 
-fn as_base64<S: serde::Serializer>(data: &Arc<Vec<u8>>, s: S) -> std::result::Result<S::Ok, S::Error> {
+fn as_base64<S: serde::Serializer>(
+    data: &Arc<Vec<u8>>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(data.as_slice()))
 }
 
@@ -108,7 +113,12 @@ fn parse_element(v: &Value) -> Option<MarkupElement> {
     let rect = v.get("rect")?;
     let num = |o: &Value, k: &str| o.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
-    let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     Some(MarkupElement {
         index: v.get("index")?.as_u64()? as u32,
         rect: Rect {
@@ -145,26 +155,47 @@ pub async fn capture_pixels(tab: &Tab) -> Result<Pixmap> {
 pub fn decode_png(png: &[u8]) -> Result<Pixmap> {
     let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
-    let mut reader = decoder.read_info().map_err(|e| Error::internal(format!("png: {e}")))?;
+    let mut reader = decoder
+        .read_info()
+        .map_err(|e| Error::internal(format!("png: {e}")))?;
     let mut buf = vec![0; reader.output_buffer_size().unwrap_or(0)];
-    let info = reader.next_frame(&mut buf).map_err(|e| Error::internal(format!("png: {e}")))?;
+    let info = reader
+        .next_frame(&mut buf)
+        .map_err(|e| Error::internal(format!("png: {e}")))?;
     buf.truncate(info.buffer_size());
     let rgba = match info.color_type {
         png::ColorType::Rgba => buf,
-        png::ColorType::Rgb => buf.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect(),
-        other => return Err(Error::internal(format!("unexpected screenshot colour type {other:?}"))),
+        png::ColorType::Rgb => buf
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect(),
+        other => {
+            return Err(Error::internal(format!(
+                "unexpected screenshot colour type {other:?}"
+            )));
+        }
     };
-    let size = tiny_skia::IntSize::from_wh(info.width, info.height).ok_or_else(|| Error::internal("empty screenshot"))?;
+    let size = tiny_skia::IntSize::from_wh(info.width, info.height)
+        .ok_or_else(|| Error::internal("empty screenshot"))?;
     // Screenshots are opaque, so straight and premultiplied alpha agree.
     Pixmap::from_vec(rgba, size).ok_or_else(|| Error::internal("screenshot size mismatch"))
 }
 
 /// Asks the renderers for shapes, one call per renderer for all its tags.
-pub async fn render_markup(registry: &dyn PluginRegistry, tags: &[String], layout: &PageLayout) -> Result<Vec<Shape>> {
+pub async fn render_markup(
+    registry: &dyn PluginRegistry,
+    tags: &[String],
+    layout: &PageLayout,
+) -> Result<Vec<Shape>> {
     let mut by_renderer: Vec<(Arc<dyn crate::plugin::MarkupRenderer>, Vec<String>)> = Vec::new();
     for tag in tags {
-        let Some(renderer) = registry.markup(tag) else { continue };
-        match by_renderer.iter_mut().find(|(r, _)| Arc::ptr_eq(r, &renderer)) {
+        let Some(renderer) = registry.markup(tag) else {
+            continue;
+        };
+        match by_renderer
+            .iter_mut()
+            .find(|(r, _)| Arc::ptr_eq(r, &renderer))
+        {
             Some((_, group)) => group.push(tag.clone()),
             None => by_renderer.push((renderer, vec![tag.clone()])),
         }
@@ -179,7 +210,10 @@ pub async fn render_markup(registry: &dyn PluginRegistry, tags: &[String], layou
 
 fn font() -> &'static FontRef<'static> {
     static FONT: OnceLock<FontRef<'static>> = OnceLock::new();
-    FONT.get_or_init(|| FontRef::try_from_slice(include_bytes!("../assets/DejaVuSansMono-Bold.ttf")).expect("bundled font parses"))
+    FONT.get_or_init(|| {
+        FontRef::try_from_slice(include_bytes!("../assets/DejaVuSansMono-Bold.ttf"))
+            .expect("bundled font parses")
+    })
 }
 
 fn paint(color: Color) -> Paint<'static> {
@@ -194,8 +228,19 @@ pub fn draw_shapes(pixmap: &mut Pixmap, shapes: &[Shape], scale: f32) {
     let transform = Transform::from_scale(scale, scale);
     for shape in shapes {
         match shape {
-            Shape::Rect { rect, stroke, stroke_width, fill, dash } => {
-                let Some(r) = tiny_skia::Rect::from_xywh(rect.x as f32, rect.y as f32, rect.width.max(1.0) as f32, rect.height.max(1.0) as f32) else {
+            Shape::Rect {
+                rect,
+                stroke,
+                stroke_width,
+                fill,
+                dash,
+            } => {
+                let Some(r) = tiny_skia::Rect::from_xywh(
+                    rect.x as f32,
+                    rect.y as f32,
+                    rect.width.max(1.0) as f32,
+                    rect.height.max(1.0) as f32,
+                ) else {
                     continue;
                 };
                 if let Some(fill) = fill {
@@ -205,29 +250,66 @@ pub fn draw_shapes(pixmap: &mut Pixmap, shapes: &[Shape], scale: f32) {
                     let path = PathBuilder::from_rect(r);
                     let stroke = Stroke {
                         width: stroke_width.max(0.5),
-                        dash: if dash.len() >= 2 && dash.len() % 2 == 0 { StrokeDash::new(dash.clone(), 0.0) } else { None },
+                        dash: if dash.len() >= 2 && dash.len() % 2 == 0 {
+                            StrokeDash::new(dash.clone(), 0.0)
+                        } else {
+                            None
+                        },
                         ..Stroke::default()
                     };
                     pixmap.stroke_path(&path, &paint(*color), &stroke, transform, None);
                 }
             }
-            Shape::Line { x1, y1, x2, y2, color, width } => {
+            Shape::Line {
+                x1,
+                y1,
+                x2,
+                y2,
+                color,
+                width,
+            } => {
                 let mut pb = PathBuilder::new();
                 pb.move_to(*x1 as f32, *y1 as f32);
                 pb.line_to(*x2 as f32, *y2 as f32);
                 if let Some(path) = pb.finish() {
-                    let stroke = Stroke { width: width.max(0.5), ..Stroke::default() };
+                    let stroke = Stroke {
+                        width: width.max(0.5),
+                        ..Stroke::default()
+                    };
                     pixmap.stroke_path(&path, &paint(*color), &stroke, transform, None);
                 }
             }
-            Shape::Label { x, y, text, color, background, size } => {
-                draw_label(pixmap, (*x as f32) * scale, (*y as f32) * scale, text, *color, *background, size.clamp(6.0, 48.0) * scale);
+            Shape::Label {
+                x,
+                y,
+                text,
+                color,
+                background,
+                size,
+            } => {
+                draw_label(
+                    pixmap,
+                    (*x as f32) * scale,
+                    (*y as f32) * scale,
+                    text,
+                    *color,
+                    *background,
+                    size.clamp(6.0, 48.0) * scale,
+                );
             }
         }
     }
 }
 
-fn draw_label(pixmap: &mut Pixmap, x: f32, y: f32, text: &str, color: Color, background: Option<Color>, size: f32) {
+fn draw_label(
+    pixmap: &mut Pixmap,
+    x: f32,
+    y: f32,
+    text: &str,
+    color: Color,
+    background: Option<Color>,
+    size: f32,
+) {
     let font = font().as_scaled(PxScale::from(size));
     let text: String = text.chars().take(64).collect();
     let width: f32 = text.chars().map(|c| font.h_advance(font.glyph_id(c))).sum();
@@ -243,9 +325,14 @@ fn draw_label(pixmap: &mut Pixmap, x: f32, y: f32, text: &str, color: Color, bac
     let mut caret = x + pad;
     for c in text.chars() {
         let id = font.glyph_id(c);
-        let glyph = id.with_scale_and_position(PxScale::from(size), ab_glyph::point(caret, y + pad * 0.5 + font.ascent()));
+        let glyph = id.with_scale_and_position(
+            PxScale::from(size),
+            ab_glyph::point(caret, y + pad * 0.5 + font.ascent()),
+        );
         caret += font.h_advance(id);
-        let Some(outlined) = font.font().outline_glyph(glyph) else { continue };
+        let Some(outlined) = font.font().outline_glyph(glyph) else {
+            continue;
+        };
         let bounds = outlined.px_bounds();
         outlined.draw(|gx, gy, coverage| {
             let px = bounds.min.x as i32 + gx as i32;
@@ -266,7 +353,15 @@ fn draw_label(pixmap: &mut Pixmap, x: f32, y: f32, text: &str, color: Color, bac
 /// A small arrow pointer with its tip at (x, y).
 pub fn draw_cursor(pixmap: &mut Pixmap, x: f64, y: f64, scale: f32) {
     let (x, y) = (x as f32, y as f32);
-    let points = [(0.0, 0.0), (0.0, 17.0), (4.5, 13.0), (7.5, 19.5), (10.0, 18.5), (7.0, 12.0), (12.5, 12.0)];
+    let points = [
+        (0.0, 0.0),
+        (0.0, 17.0),
+        (4.5, 13.0),
+        (7.5, 19.5),
+        (10.0, 18.5),
+        (7.0, 12.0),
+        (12.5, 12.0),
+    ];
     let mut pb = PathBuilder::new();
     for (i, (dx, dy)) in points.iter().enumerate() {
         if i == 0 {
@@ -278,9 +373,34 @@ pub fn draw_cursor(pixmap: &mut Pixmap, x: f64, y: f64, scale: f32) {
     pb.close();
     if let Some(path) = pb.finish() {
         let transform = Transform::from_scale(scale, scale);
-        pixmap.fill_path(&path, &paint(Color { r: 255, g: 255, b: 255, a: 255 }), FillRule::Winding, transform, None);
-        let stroke = Stroke { width: 1.2, ..Stroke::default() };
-        pixmap.stroke_path(&path, &paint(Color { r: 0, g: 0, b: 0, a: 255 }), &stroke, transform, None);
+        pixmap.fill_path(
+            &path,
+            &paint(Color {
+                r: 255,
+                g: 255,
+                b: 255,
+                a: 255,
+            }),
+            FillRule::Winding,
+            transform,
+            None,
+        );
+        let stroke = Stroke {
+            width: 1.2,
+            ..Stroke::default()
+        };
+        pixmap.stroke_path(
+            &path,
+            &paint(Color {
+                r: 0,
+                g: 0,
+                b: 0,
+                a: 255,
+            }),
+            &stroke,
+            transform,
+            None,
+        );
     }
 }
 
@@ -291,16 +411,25 @@ pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
     let mut config = webp::WebPConfig::new().map_err(|_| Error::internal("webp config"))?;
     config.quality = 80.0;
     config.method = 0;
-    let memory = encoder.encode_advanced(&config).map_err(|e| Error::internal(format!("webp encode: {e:?}")))?;
+    let memory = encoder
+        .encode_advanced(&config)
+        .map_err(|e| Error::internal(format!("webp encode: {e:?}")))?;
     Ok(memory.to_vec())
 }
 
 pub fn now_ms() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0)
 }
 
 /// One full screenshot: frame + layout (concurrently), markup, cursor, WebP.
-pub async fn take_screenshot(tab: &Tab, registry: &dyn PluginRegistry, options: &CaptureOptions) -> Result<(Screenshot, PageLayout, CaptureTiming)> {
+pub async fn take_screenshot(
+    tab: &Tab,
+    registry: &dyn PluginRegistry,
+    options: &CaptureOptions,
+) -> Result<(Screenshot, PageLayout, CaptureTiming)> {
     let started = Instant::now();
     let (pixels, layout) = tokio::join!(capture_pixels(tab), PageLayout::read(tab));
     let mut pixmap = pixels?;
@@ -309,7 +438,11 @@ pub async fn take_screenshot(tab: &Tab, registry: &dyn PluginRegistry, options: 
     let capture_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     let markup_started = Instant::now();
-    let scale = if layout.viewport.width > 0.0 { pixmap.width() as f32 / layout.viewport.width as f32 } else { 1.0 };
+    let scale = if layout.viewport.width > 0.0 {
+        pixmap.width() as f32 / layout.viewport.width as f32
+    } else {
+        1.0
+    };
     if !options.markup.is_empty() {
         let shapes = render_markup(registry, &options.markup, &layout).await?;
         draw_shapes(&mut pixmap, &shapes, scale);
@@ -334,7 +467,11 @@ pub async fn take_screenshot(tab: &Tab, registry: &dyn PluginRegistry, options: 
             format: "webp",
         },
         layout,
-        CaptureTiming { capture_ms, markup_ms, encode_ms },
+        CaptureTiming {
+            capture_ms,
+            markup_ms,
+            encode_ms,
+        },
     ))
 }
 
@@ -351,8 +488,28 @@ mod tests {
     #[test]
     fn shapes_change_pixels_where_drawn_only() {
         let mut p = white(100, 100);
-        let red = Color { r: 255, g: 0, b: 0, a: 255 };
-        draw_shapes(&mut p, &[Shape::Rect { rect: Rect { x: 10.0, y: 10.0, width: 20.0, height: 20.0 }, stroke: None, stroke_width: 0.0, fill: Some(red), dash: vec![] }], 1.0);
+        let red = Color {
+            r: 255,
+            g: 0,
+            b: 0,
+            a: 255,
+        };
+        draw_shapes(
+            &mut p,
+            &[Shape::Rect {
+                rect: Rect {
+                    x: 10.0,
+                    y: 10.0,
+                    width: 20.0,
+                    height: 20.0,
+                },
+                stroke: None,
+                stroke_width: 0.0,
+                fill: Some(red),
+                dash: vec![],
+            }],
+            1.0,
+        );
         let px = |x: u32, y: u32| p.pixel(x, y).unwrap();
         assert_eq!((px(15, 15).red(), px(15, 15).green()), (255, 0));
         assert_eq!(px(50, 50).green(), 255);
@@ -361,9 +518,28 @@ mod tests {
     #[test]
     fn labels_draw_glyphs() {
         let mut p = white(60, 30);
-        let black = Color { r: 0, g: 0, b: 0, a: 255 };
-        draw_shapes(&mut p, &[Shape::Label { x: 2.0, y: 2.0, text: "42".into(), color: black, background: None, size: 16.0 }], 1.0);
-        let dark = (0..60).flat_map(|x| (0..30).map(move |y| (x, y))).filter(|&(x, y)| p.pixel(x, y).unwrap().red() < 128).count();
+        let black = Color {
+            r: 0,
+            g: 0,
+            b: 0,
+            a: 255,
+        };
+        draw_shapes(
+            &mut p,
+            &[Shape::Label {
+                x: 2.0,
+                y: 2.0,
+                text: "42".into(),
+                color: black,
+                background: None,
+                size: 16.0,
+            }],
+            1.0,
+        );
+        let dark = (0..60)
+            .flat_map(|x| (0..30).map(move |y| (x, y)))
+            .filter(|&(x, y)| p.pixel(x, y).unwrap().red() < 128)
+            .count();
         assert!(dark > 10, "label glyphs should darken pixels, got {dark}");
     }
 

@@ -65,7 +65,8 @@ const PUNCTUATION: &[(char, &str, i64)] = &[
 pub fn key_definition(key: &str) -> Option<KeyDefinition> {
     // DOM key values are the names as given, with the one alias "Space".
     let key_value = if key == "Space" { " " } else { key };
-    if let Some(&(_, code, key_code, text, location)) = NAMED.iter().find(|(name, ..)| *name == key) {
+    if let Some(&(_, code, key_code, text, location)) = NAMED.iter().find(|(name, ..)| *name == key)
+    {
         let key_value = match key {
             "ShiftLeft" | "ShiftRight" => "Shift",
             "ControlLeft" | "ControlRight" => "Control",

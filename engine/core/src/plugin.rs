@@ -74,7 +74,10 @@ pub struct Modifiers {
 impl Modifiers {
     /// The CDP bit mask: Alt=1, Ctrl=2, Meta=4, Shift=8.
     pub fn cdp_mask(self) -> i64 {
-        (self.alt as i64) | (self.control as i64) << 1 | (self.meta as i64) << 2 | (self.shift as i64) << 3
+        (self.alt as i64)
+            | (self.control as i64) << 1
+            | (self.meta as i64) << 2
+            | (self.shift as i64) << 3
     }
 }
 
@@ -117,7 +120,9 @@ pub enum HostError {
 impl From<Error> for HostError {
     fn from(e: Error) -> Self {
         match e.code {
-            ErrorCode::InvalidRequest | ErrorCode::SelectorNotFound => HostError::Invalid(e.message),
+            ErrorCode::InvalidRequest | ErrorCode::SelectorNotFound => {
+                HostError::Invalid(e.message)
+            }
             _ => HostError::Failed(e.message),
         }
     }
@@ -130,9 +135,30 @@ pub type HostResult<T> = std::result::Result<T, HostError>;
 #[async_trait]
 pub trait PageHost: Send + Sync {
     async fn mouse_move(&self, x: f64, y: f64) -> HostResult<()>;
-    async fn mouse_down(&self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> HostResult<()>;
-    async fn mouse_up(&self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> HostResult<()>;
-    async fn mouse_wheel(&self, x: f64, y: f64, delta_x: f64, delta_y: f64, modifiers: Modifiers) -> HostResult<()>;
+    async fn mouse_down(
+        &self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> HostResult<()>;
+    async fn mouse_up(
+        &self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> HostResult<()>;
+    async fn mouse_wheel(
+        &self,
+        x: f64,
+        y: f64,
+        delta_x: f64,
+        delta_y: f64,
+        modifiers: Modifiers,
+    ) -> HostResult<()>;
     async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()>;
     async fn key_up(&self, key: &str, modifiers: Modifiers) -> HostResult<()>;
     async fn key_press(&self, key: &str, modifiers: Modifiers) -> HostResult<()>;
@@ -153,7 +179,13 @@ pub trait PageHost: Send + Sync {
 pub trait ActionHandler: Send + Sync {
     /// The plugin's name, for errors and logs.
     fn plugin_name(&self) -> &str;
-    async fn run(&self, action: &str, params: Value, context: ActionContext, host: Arc<dyn PageHost>) -> Result<Value, PluginFailure>;
+    async fn run(
+        &self,
+        action: &str,
+        params: Value,
+        context: ActionContext,
+        host: Arc<dyn PageHost>,
+    ) -> Result<Value, PluginFailure>;
 }
 
 /// An element as markup renderers see it.
@@ -209,7 +241,12 @@ pub enum Shape {
 #[async_trait]
 pub trait MarkupRenderer: Send + Sync {
     fn plugin_name(&self) -> &str;
-    async fn render(&self, tags: &[String], viewport: (f64, f64), elements: &[MarkupElement]) -> Result<Vec<Shape>, PluginFailure>;
+    async fn render(
+        &self,
+        tags: &[String],
+        viewport: (f64, f64),
+        elements: &[MarkupElement],
+    ) -> Result<Vec<Shape>, PluginFailure>;
 }
 
 /// A network request as wait heuristics see it.
@@ -242,12 +279,20 @@ pub enum WaitDecision {
 pub trait WaitHeuristic: Send + Sync {
     fn plugin_name(&self) -> &str;
     /// Starts one wait; the session lives until it says done or times out.
-    async fn begin(&self, wait_type: &str, params: Value) -> Result<(Box<dyn WaitSession>, WaitDecision), PluginFailure>;
+    async fn begin(
+        &self,
+        wait_type: &str,
+        params: Value,
+    ) -> Result<(Box<dyn WaitSession>, WaitDecision), PluginFailure>;
 }
 
 #[async_trait]
 pub trait WaitSession: Send {
-    async fn poll(&mut self, signals: Vec<WaitSignal>, elapsed_ms: u64) -> Result<WaitDecision, PluginFailure>;
+    async fn poll(
+        &mut self,
+        signals: Vec<WaitSignal>,
+        elapsed_ms: u64,
+    ) -> Result<WaitDecision, PluginFailure>;
 }
 
 /// What a plugin provides, for listings.

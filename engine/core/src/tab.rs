@@ -5,19 +5,22 @@ use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
     InsertTextParams, MouseButton as CdpMouseButton,
 };
-use chromiumoxide::cdp::browser_protocol::network::{EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent};
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
+};
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation, EventFrameStartedLoading,
-    EventFrameStoppedLoading, EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
-    GetNavigationHistoryParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
+    EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation,
+    EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
+    EventJavascriptDialogOpening, EventLoadEventFired, GetNavigationHistoryParams, NavigateParams,
+    NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
-use chromiumoxide::Page;
 use futures::stream::{BoxStream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
@@ -27,7 +30,8 @@ use tokio::task::JoinHandle;
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::key_definition;
 use crate::plugin::{
-    ElementBox, HostError, HostResult, Modifiers, MouseButton, PageHost, Rect, RequestInfo, ViewportInfo, WaitSignal,
+    ElementBox, HostError, HostResult, Modifiers, MouseButton, PageHost, Rect, RequestInfo,
+    ViewportInfo, WaitSignal,
 };
 
 /// Something that happened in a tab, as the action loop sees it.
@@ -36,7 +40,10 @@ pub enum TabSignal {
     /// Fed to the wait heuristic.
     Wait(WaitSignal),
     /// The main frame committed a new document.
-    Navigated { url: String, reason: Option<String> },
+    Navigated {
+        url: String,
+        reason: Option<String>,
+    },
     DialogOpened(PendingDialog),
 }
 
@@ -92,12 +99,19 @@ pub fn same_site(a: &str, b: &str) -> bool {
     fn site(url: &str) -> Option<String> {
         let rest = url.split_once("://")?.1;
         let host = rest.split(['/', '?', '#']).next()?.rsplit('@').next()?;
-        let host = host.rsplit_once(':').filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit())).map_or(host, |(h, _)| h);
+        let host = host
+            .rsplit_once(':')
+            .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
+            .map_or(host, |(h, _)| h);
         if host.parse::<std::net::IpAddr>().is_ok() || !host.contains('.') {
             return Some(host.to_ascii_lowercase());
         }
         let labels: Vec<&str> = host.split('.').collect();
-        Some(labels[labels.len().saturating_sub(2)..].join(".").to_ascii_lowercase())
+        Some(
+            labels[labels.len().saturating_sub(2)..]
+                .join(".")
+                .to_ascii_lowercase(),
+        )
     }
     matches!((site(a), site(b)), (Some(x), Some(y)) if x == y)
 }
@@ -107,7 +121,12 @@ impl Tab {
     pub async fn attach(id: String, page: Page) -> Result<Arc<Tab>> {
         let (signals, _) = broadcast::channel(1024);
         let target_id = page.target_id().clone();
-        let main_frame = page.mainframe().await.ok().flatten().map(|f| f.inner().clone());
+        let main_frame = page
+            .mainframe()
+            .await
+            .ok()
+            .flatten()
+            .map(|f| f.inner().clone());
         let tab = Arc::new(Tab {
             id,
             target_id,
@@ -136,31 +155,71 @@ impl Tab {
     async fn event_streams(&self) -> Result<Vec<BoxStream<'static, RawEvent>>> {
         let p = &self.page;
         Ok(vec![
-            p.event_listener::<EventRequestWillBeSent>().await?.map(RawEvent::RequestStarted).boxed(),
-            p.event_listener::<EventLoadingFinished>().await?.map(|e| RawEvent::RequestDone(e.request_id.inner().clone())).boxed(),
-            p.event_listener::<EventLoadingFailed>().await?.map(|e| RawEvent::RequestDone(e.request_id.inner().clone())).boxed(),
-            p.event_listener::<EventFrameRequestedNavigation>().await?.map(RawEvent::Requested).boxed(),
-            p.event_listener::<EventFrameStartedLoading>().await?.map(|e| RawEvent::StartedLoading(e.frame_id.inner().clone())).boxed(),
-            p.event_listener::<EventFrameStoppedLoading>().await?.map(|e| RawEvent::StoppedLoading(e.frame_id.inner().clone())).boxed(),
-            p.event_listener::<EventFrameNavigated>().await?.map(RawEvent::Navigated).boxed(),
-            p.event_listener::<EventDomContentEventFired>().await?.map(|_| RawEvent::DomContentLoaded).boxed(),
-            p.event_listener::<EventLoadEventFired>().await?.map(|_| RawEvent::Load).boxed(),
-            p.event_listener::<EventJavascriptDialogOpening>().await?.map(RawEvent::DialogOpening).boxed(),
-            p.event_listener::<EventJavascriptDialogClosed>().await?.map(|_| RawEvent::DialogClosed).boxed(),
+            p.event_listener::<EventRequestWillBeSent>()
+                .await?
+                .map(RawEvent::RequestStarted)
+                .boxed(),
+            p.event_listener::<EventLoadingFinished>()
+                .await?
+                .map(|e| RawEvent::RequestDone(e.request_id.inner().clone()))
+                .boxed(),
+            p.event_listener::<EventLoadingFailed>()
+                .await?
+                .map(|e| RawEvent::RequestDone(e.request_id.inner().clone()))
+                .boxed(),
+            p.event_listener::<EventFrameRequestedNavigation>()
+                .await?
+                .map(RawEvent::Requested)
+                .boxed(),
+            p.event_listener::<EventFrameStartedLoading>()
+                .await?
+                .map(|e| RawEvent::StartedLoading(e.frame_id.inner().clone()))
+                .boxed(),
+            p.event_listener::<EventFrameStoppedLoading>()
+                .await?
+                .map(|e| RawEvent::StoppedLoading(e.frame_id.inner().clone()))
+                .boxed(),
+            p.event_listener::<EventFrameNavigated>()
+                .await?
+                .map(RawEvent::Navigated)
+                .boxed(),
+            p.event_listener::<EventDomContentEventFired>()
+                .await?
+                .map(|_| RawEvent::DomContentLoaded)
+                .boxed(),
+            p.event_listener::<EventLoadEventFired>()
+                .await?
+                .map(|_| RawEvent::Load)
+                .boxed(),
+            p.event_listener::<EventJavascriptDialogOpening>()
+                .await?
+                .map(RawEvent::DialogOpening)
+                .boxed(),
+            p.event_listener::<EventJavascriptDialogClosed>()
+                .await?
+                .map(|_| RawEvent::DialogClosed)
+                .boxed(),
         ])
     }
 
     fn on_event(&self, event: RawEvent) {
         let mut state = self.state.lock().unwrap();
-        let is_main = |state: &TabState, frame: &str| state.main_frame.as_deref().is_none_or(|m| m == frame);
+        let is_main =
+            |state: &TabState, frame: &str| state.main_frame.as_deref().is_none_or(|m| m == frame);
         let signal = match event {
             RawEvent::RequestStarted(e) => {
                 let url = e.request.url.clone();
                 Some(TabSignal::Wait(WaitSignal::RequestStarted(RequestInfo {
                     id: e.request_id.inner().clone(),
-                    same_site: state.url.is_empty() || same_site(&url, &state.url) || same_site(&url, &e.document_url),
+                    same_site: state.url.is_empty()
+                        || same_site(&url, &state.url)
+                        || same_site(&url, &e.document_url),
                     url,
-                    resource_type: e.r#type.as_ref().map(|t| t.as_ref().to_string()).unwrap_or_else(|| "Other".into()),
+                    resource_type: e
+                        .r#type
+                        .as_ref()
+                        .map(|t| t.as_ref().to_string())
+                        .unwrap_or_else(|| "Other".into()),
                 })))
             }
             RawEvent::RequestDone(id) => Some(TabSignal::Wait(WaitSignal::RequestFinished(id))),
@@ -173,7 +232,9 @@ impl Tab {
             RawEvent::StartedLoading(frame) => {
                 if is_main(&state, &frame) {
                     state.loading = true;
-                    Some(TabSignal::Wait(WaitSignal::NavigationStarted(state.url.clone())))
+                    Some(TabSignal::Wait(WaitSignal::NavigationStarted(
+                        state.url.clone(),
+                    )))
                 } else {
                     None
                 }
@@ -187,11 +248,19 @@ impl Tab {
             RawEvent::Navigated(e) => {
                 if e.frame.parent_id.is_none() {
                     state.main_frame = Some(e.frame.id.inner().clone());
-                    let url = format!("{}{}", e.frame.url, e.frame.url_fragment.clone().unwrap_or_default());
+                    let url = format!(
+                        "{}{}",
+                        e.frame.url,
+                        e.frame.url_fragment.clone().unwrap_or_default()
+                    );
                     state.url = url.clone();
                     state.last_frame = None;
                     let reason = state.pending_reason.take();
-                    let _ = self.signals.send(TabSignal::Wait(WaitSignal::NavigationCommitted(url.clone())));
+                    let _ = self
+                        .signals
+                        .send(TabSignal::Wait(WaitSignal::NavigationCommitted(
+                            url.clone(),
+                        )));
                     Some(TabSignal::Navigated { url, reason })
                 } else {
                     None
@@ -255,8 +324,18 @@ impl Tab {
     /// URL and title from the browser process, so it answers even while a
     /// dialog blocks the page's script.
     pub async fn info(&self) -> Result<(String, String)> {
-        let info = self.page.execute(GetTargetInfoParams::builder().target_id(self.target_id.clone()).build()).await?;
-        Ok((info.result.target_info.url.clone(), info.result.target_info.title.clone()))
+        let info = self
+            .page
+            .execute(
+                GetTargetInfoParams::builder()
+                    .target_id(self.target_id.clone())
+                    .build(),
+            )
+            .await?;
+        Ok((
+            info.result.target_info.url.clone(),
+            info.result.target_info.title.clone(),
+        ))
     }
 
     /// Sends a command that the page's script may block on (input, script).
@@ -269,14 +348,19 @@ impl Tab {
         if let Some(dialog) = self.pending_dialog() {
             return Err(Error::new(
                 ErrorCode::InvalidRequest,
-                format!("a {} dialog is open in this tab; accept or dismiss it first (POST /tabs/{}/dialog/accept)", dialog.dialog_type, self.id),
+                format!(
+                    "a {} dialog is open in this tab; accept or dismiss it first (POST /tabs/{}/dialog/accept)",
+                    dialog.dialog_type, self.id
+                ),
             ));
         }
         let mut signals = self.subscribe();
         let dialog_opened = async move {
             loop {
                 match signals.recv().await {
-                    Ok(TabSignal::DialogOpened(_)) | Err(broadcast::error::RecvError::Closed) => return,
+                    Ok(TabSignal::DialogOpened(_)) | Err(broadcast::error::RecvError::Closed) => {
+                        return;
+                    }
                     _ => {}
                 }
             }
@@ -299,7 +383,10 @@ impl Tab {
         let Some(response) = self.execute_unless_dialog(params).await? else {
             return Err(Error::new(
                 ErrorCode::EvaluationError,
-                format!("the script opened a dialog, which is pending; accept or dismiss it (POST /tabs/{}/dialog/accept)", self.id),
+                format!(
+                    "the script opened a dialog, which is pending; accept or dismiss it (POST /tabs/{}/dialog/accept)",
+                    self.id
+                ),
             ));
         };
         if let Some(exception) = &response.exception_details {
@@ -326,14 +413,26 @@ impl Tab {
         Ok(self.evaluate_value(expression).await?.0)
     }
 
-    async fn mouse(&self, kind: DispatchMouseEventType, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> Result<()> {
+    async fn mouse(
+        &self,
+        kind: DispatchMouseEventType,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> Result<()> {
         let (cdp_button, buttons) = match button {
             MouseButton::None => (CdpMouseButton::None, 0),
             MouseButton::Left => (CdpMouseButton::Left, 1),
             MouseButton::Right => (CdpMouseButton::Right, 2),
             MouseButton::Middle => (CdpMouseButton::Middle, 4),
         };
-        let buttons = if kind == DispatchMouseEventType::MouseReleased { 0 } else { buttons };
+        let buttons = if kind == DispatchMouseEventType::MouseReleased {
+            0
+        } else {
+            buttons
+        };
         let params = DispatchMouseEventParams::builder()
             .r#type(kind)
             .x(x)
@@ -350,9 +449,14 @@ impl Tab {
     }
 
     async fn key(&self, kind: DispatchKeyEventType, key: &str, modifiers: Modifiers) -> Result<()> {
-        let def = key_definition(key).ok_or_else(|| Error::invalid(format!("unknown key {key:?}")))?;
+        let def =
+            key_definition(key).ok_or_else(|| Error::invalid(format!("unknown key {key:?}")))?;
         // A held Control/Alt/Meta makes the key a shortcut: it types nothing.
-        let text = if modifiers.control || modifiers.alt || modifiers.meta { None } else { def.text.clone() };
+        let text = if modifiers.control || modifiers.alt || modifiers.meta {
+            None
+        } else {
+            def.text.clone()
+        };
         let kind = match (&kind, &text) {
             (DispatchKeyEventType::KeyDown, None) => DispatchKeyEventType::RawKeyDown,
             _ => kind,
@@ -370,7 +474,8 @@ impl Tab {
                 builder = builder.text(text.clone()).unmodified_text(text.clone());
             }
         }
-        self.execute_unless_dialog(builder.build().map_err(Error::internal)?).await?;
+        self.execute_unless_dialog(builder.build().map_err(Error::internal)?)
+            .await?;
         Ok(())
     }
 
@@ -384,19 +489,34 @@ impl Tab {
         params.referrer = referrer.map(str::to_string);
         let response = self.page.execute(params).await?;
         if let Some(error) = &response.result.error_text {
-            return Err(Error::new(ErrorCode::NavigationFailed, format!("navigation to {url} failed: {error}")));
+            return Err(Error::new(
+                ErrorCode::NavigationFailed,
+                format!("navigation to {url} failed: {error}"),
+            ));
         }
         Ok(())
     }
 
     /// Moves `step` entries through history; 400 when there is none that way.
     pub async fn history_step(&self, step: i64) -> Result<()> {
-        let history = self.page.execute(GetNavigationHistoryParams::default()).await?;
+        let history = self
+            .page
+            .execute(GetNavigationHistoryParams::default())
+            .await?;
         let target = history.result.current_index + step;
-        let entry = usize::try_from(target).ok().and_then(|i| history.result.entries.get(i)).ok_or_else(|| {
-            Error::invalid(if step < 0 { "no back history in this tab" } else { "no forward history in this tab" })
-        })?;
-        self.page.execute(NavigateToHistoryEntryParams::new(entry.id)).await?;
+        let entry = usize::try_from(target)
+            .ok()
+            .and_then(|i| history.result.entries.get(i))
+            .ok_or_else(|| {
+                Error::invalid(if step < 0 {
+                    "no back history in this tab"
+                } else {
+                    "no forward history in this tab"
+                })
+            })?;
+        self.page
+            .execute(NavigateToHistoryEntryParams::new(entry.id))
+            .await?;
         Ok(())
     }
 
@@ -440,15 +560,28 @@ fn parse_box(value: &Value) -> Option<ElementBox> {
             height: num(rect, "height"),
         },
         tag: value.get("tag")?.as_str()?.to_string(),
-        visible: value.get("visible").and_then(Value::as_bool).unwrap_or(false),
-        in_viewport: value.get("in_viewport").and_then(Value::as_bool).unwrap_or(false),
-        text: value.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
+        visible: value
+            .get("visible")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        in_viewport: value
+            .get("in_viewport")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        text: value
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
     })
 }
 
 /// Page-side errors come back as `{"error": "..."}`.
 fn page_error(value: &Value) -> Option<HostError> {
-    value.get("error").and_then(Value::as_str).map(|e| HostError::Invalid(e.to_string()))
+    value
+        .get("error")
+        .and_then(Value::as_str)
+        .map(|e| HostError::Invalid(e.to_string()))
 }
 
 pub const VIEWPORT_JS: &str = "(() => { const d = document.documentElement; return { width: innerWidth, height: innerHeight, scroll_x: scrollX, scroll_y: scrollY, page_width: Math.max(d ? d.scrollWidth : 0, innerWidth), page_height: Math.max(d ? d.scrollHeight : 0, innerHeight), device_scale_factor: devicePixelRatio }; })()";
@@ -469,15 +602,63 @@ pub fn parse_viewport(v: &Value) -> ViewportInfo {
 #[async_trait]
 impl PageHost for Tab {
     async fn mouse_move(&self, x: f64, y: f64) -> HostResult<()> {
-        Ok(self.mouse(DispatchMouseEventType::MouseMoved, x, y, MouseButton::None, 0, Modifiers::default()).await?)
+        Ok(self
+            .mouse(
+                DispatchMouseEventType::MouseMoved,
+                x,
+                y,
+                MouseButton::None,
+                0,
+                Modifiers::default(),
+            )
+            .await?)
     }
-    async fn mouse_down(&self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> HostResult<()> {
-        Ok(self.mouse(DispatchMouseEventType::MousePressed, x, y, button, click_count, modifiers).await?)
+    async fn mouse_down(
+        &self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> HostResult<()> {
+        Ok(self
+            .mouse(
+                DispatchMouseEventType::MousePressed,
+                x,
+                y,
+                button,
+                click_count,
+                modifiers,
+            )
+            .await?)
     }
-    async fn mouse_up(&self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> HostResult<()> {
-        Ok(self.mouse(DispatchMouseEventType::MouseReleased, x, y, button, click_count, modifiers).await?)
+    async fn mouse_up(
+        &self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> HostResult<()> {
+        Ok(self
+            .mouse(
+                DispatchMouseEventType::MouseReleased,
+                x,
+                y,
+                button,
+                click_count,
+                modifiers,
+            )
+            .await?)
     }
-    async fn mouse_wheel(&self, x: f64, y: f64, delta_x: f64, delta_y: f64, modifiers: Modifiers) -> HostResult<()> {
+    async fn mouse_wheel(
+        &self,
+        x: f64,
+        y: f64,
+        delta_x: f64,
+        delta_y: f64,
+        modifiers: Modifiers,
+    ) -> HostResult<()> {
         let params = DispatchMouseEventParams::builder()
             .r#type(DispatchMouseEventType::MouseWheel)
             .x(x)
@@ -492,10 +673,14 @@ impl PageHost for Tab {
         Ok(())
     }
     async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
-        Ok(self.key(DispatchKeyEventType::KeyDown, key, modifiers).await?)
+        Ok(self
+            .key(DispatchKeyEventType::KeyDown, key, modifiers)
+            .await?)
     }
     async fn key_up(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
-        Ok(self.key(DispatchKeyEventType::KeyUp, key, modifiers).await?)
+        Ok(self
+            .key(DispatchKeyEventType::KeyUp, key, modifiers)
+            .await?)
     }
     async fn key_press(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
         if key_definition(key).is_none() && key.chars().count() > 1 {
@@ -505,26 +690,39 @@ impl PageHost for Tab {
             // A character with no key (e.g. a control character): type it.
             return self.insert_text(key).await;
         }
-        self.key(DispatchKeyEventType::KeyDown, key, modifiers).await?;
-        Ok(self.key(DispatchKeyEventType::KeyUp, key, modifiers).await?)
+        self.key(DispatchKeyEventType::KeyDown, key, modifiers)
+            .await?;
+        Ok(self
+            .key(DispatchKeyEventType::KeyUp, key, modifiers)
+            .await?)
     }
     async fn insert_text(&self, text: &str) -> HostResult<()> {
-        self.execute_unless_dialog(InsertTextParams::new(text)).await?;
+        self.execute_unless_dialog(InsertTextParams::new(text))
+            .await?;
         Ok(())
     }
     async fn query_selector_all(&self, selector: &str) -> HostResult<Vec<ElementBox>> {
         let function = format!(
             "(sel) => {{ {BOX_OF}; let els; try {{ els = Array.from(document.querySelectorAll(sel)).slice(0, 1000); }} catch (e) {{ return {{ error: 'invalid selector ' + JSON.stringify(sel) + ': ' + e.message }}; }} return els.map(boxOf); }}"
         );
-        let value = self.call_page(&function, &Value::String(selector.to_string())).await?;
+        let value = self
+            .call_page(&function, &Value::String(selector.to_string()))
+            .await?;
         if let Some(err) = page_error(&value) {
             return Err(err);
         }
-        Ok(value.as_array().map(|a| a.iter().filter_map(parse_box).collect()).unwrap_or_default())
+        Ok(value
+            .as_array()
+            .map(|a| a.iter().filter_map(parse_box).collect())
+            .unwrap_or_default())
     }
     async fn element_at(&self, x: f64, y: f64) -> HostResult<Option<ElementBox>> {
-        let function = format!("(p) => {{ {BOX_OF}; const el = document.elementFromPoint(p[0], p[1]); return el ? boxOf(el) : null; }}");
-        let value = self.call_page(&function, &serde_json::json!([x, y])).await?;
+        let function = format!(
+            "(p) => {{ {BOX_OF}; const el = document.elementFromPoint(p[0], p[1]); return el ? boxOf(el) : null; }}"
+        );
+        let value = self
+            .call_page(&function, &serde_json::json!([x, y]))
+            .await?;
         Ok(parse_box(&value))
     }
     async fn viewport(&self) -> HostResult<ViewportInfo> {
@@ -534,7 +732,9 @@ impl PageHost for Tab {
         let function = format!(
             "(sel) => {{ {BOX_OF}; let el; try {{ el = document.querySelector(sel); }} catch (e) {{ return {{ error: 'invalid selector: ' + e.message }}; }} if (!el) return {{ error: 'no element matches ' + JSON.stringify(sel) }}; el.scrollIntoView({{ block: 'center', inline: 'center', behavior: 'instant' }}); return boxOf(el); }}"
         );
-        let value = self.call_page(&function, &Value::String(selector.to_string())).await?;
+        let value = self
+            .call_page(&function, &Value::String(selector.to_string()))
+            .await?;
         if let Some(err) = page_error(&value) {
             return Err(err);
         }
@@ -559,8 +759,17 @@ impl PageHost for Tab {
 }
 
 /// Bounds a future; the message says what did not finish.
-pub async fn bounded<T>(limit: Duration, what: &str, fut: impl std::future::Future<Output = Result<T>>) -> Result<T> {
-    tokio::time::timeout(limit, fut).await.map_err(|_| Error::timeout(format!("{what} did not finish within {} ms", limit.as_millis())))?
+pub async fn bounded<T>(
+    limit: Duration,
+    what: &str,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    tokio::time::timeout(limit, fut).await.map_err(|_| {
+        Error::timeout(format!(
+            "{what} did not finish within {} ms",
+            limit.as_millis()
+        ))
+    })?
 }
 
 #[cfg(test)]
@@ -569,8 +778,14 @@ mod tests {
 
     #[test]
     fn same_site_compares_registrable_domains() {
-        assert!(same_site("http://127.0.0.1:8080/a", "http://127.0.0.1:9090/b"));
-        assert!(same_site("https://api.example.com/x", "https://www.example.com/"));
+        assert!(same_site(
+            "http://127.0.0.1:8080/a",
+            "http://127.0.0.1:9090/b"
+        ));
+        assert!(same_site(
+            "https://api.example.com/x",
+            "https://www.example.com/"
+        ));
         assert!(!same_site("https://example.org/", "https://example.com/"));
         assert!(!same_site("http://127.0.0.1/", "http://127.0.0.2/"));
         assert!(same_site("http://localhost:1/", "http://localhost:2/"));

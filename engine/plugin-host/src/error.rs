@@ -5,11 +5,20 @@ pub enum Error {
     #[error("plugin.toml: {0}")]
     Manifest(String),
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("plugin {plugin}: {message}")]
     Load { plugin: String, message: String },
-    #[error("plugin {plugin} imports {interface}, which its manifest does not grant (capabilities = [{granted}])")]
-    Ungranted { plugin: String, interface: String, granted: String },
+    #[error(
+        "plugin {plugin} imports {interface}, which its manifest does not grant (capabilities = [{granted}])"
+    )]
+    Ungranted {
+        plugin: String,
+        interface: String,
+        granted: String,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 use wabp_core::ErrorCode;
 use wabp_core::plugin::{
-    ActionContext, ActionHandler, ActionSpec, Color, MarkupElement, MarkupRenderer, PageHost, PluginFailure, Rect, Shape,
-    WaitDecision, WaitHeuristic, WaitSession, WaitSignal, WaitSpec,
+    ActionContext, ActionHandler, ActionSpec, Color, MarkupElement, MarkupRenderer, PageHost,
+    PluginFailure, Rect, Shape, WaitDecision, WaitHeuristic, WaitSession, WaitSignal, WaitSpec,
 };
 use wasmtime::Store;
 use wasmtime::component::Component;
@@ -23,9 +23,18 @@ use crate::manifest::{Capability, Kind, Manifest};
 use crate::runtime::{DEADLINE_TRAP, Runtime, limits};
 
 pub enum Exports {
-    Action { pre: bindings::action::ActionHandlerPre<HostState>, specs: Vec<ActionSpec> },
-    Markup { pre: bindings::markup::MarkupRendererPre<HostState>, tags: Vec<String> },
-    Wait { pre: bindings::wait::WaitHeuristicPre<HostState>, specs: Vec<WaitSpec> },
+    Action {
+        pre: bindings::action::ActionHandlerPre<HostState>,
+        specs: Vec<ActionSpec>,
+    },
+    Markup {
+        pre: bindings::markup::MarkupRendererPre<HostState>,
+        tags: Vec<String>,
+    },
+    Wait {
+        pre: bindings::wait::WaitHeuristicPre<HostState>,
+        specs: Vec<WaitSpec>,
+    },
 }
 
 /// Everything about a plugin version but its exports: enough to run calls.
@@ -50,7 +59,10 @@ impl std::ops::Deref for LoadedPlugin {
 }
 
 fn load_error(plugin: &str, message: impl Into<String>) -> Error {
-    Error::Load { plugin: plugin.into(), message: message.into() }
+    Error::Load {
+        plugin: plugin.into(),
+        message: message.into(),
+    }
 }
 
 /// Refuses a component that imports an interface its manifest doesn't grant.
@@ -66,24 +78,40 @@ fn check_imports(runtime: &Runtime, manifest: &Manifest, component: &Component) 
                 return Err(Error::Ungranted {
                     plugin: manifest.name.clone(),
                     interface: format!("wabp:plugin/{interface}"),
-                    granted: manifest.capabilities.iter().map(|c| format!("\"{}\"", c.interface())).collect::<Vec<_>>().join(", "),
+                    granted: manifest
+                        .capabilities
+                        .iter()
+                        .map(|c| format!("\"{}\"", c.interface()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 });
             }
         } else if !import.starts_with("wasi:") {
-            return Err(load_error(&manifest.name, format!("imports {import}, which the host does not provide")));
+            return Err(load_error(
+                &manifest.name,
+                format!("imports {import}, which the host does not provide"),
+            ));
         }
     }
     Ok(())
 }
 
 fn is_action_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 fn parse_schema(plugin: &str, what: &str, text: &str) -> Result<Value> {
-    let schema: Value = serde_json::from_str(text).map_err(|e| load_error(plugin, format!("{what}: params schema is not JSON: {e}")))?;
+    let schema: Value = serde_json::from_str(text)
+        .map_err(|e| load_error(plugin, format!("{what}: params schema is not JSON: {e}")))?;
     if !schema.is_object() {
-        return Err(load_error(plugin, format!("{what}: params schema must be a JSON object")));
+        return Err(load_error(
+            plugin,
+            format!("{what}: params schema must be a JSON object"),
+        ));
     }
     Ok(schema)
 }
@@ -91,7 +119,11 @@ fn parse_schema(plugin: &str, what: &str, text: &str) -> Result<Value> {
 impl LoadedPlugin {
     /// Compiles (blocking), checks imports against grants, pre-instantiates
     /// and asks the plugin to describe itself.
-    pub async fn load(runtime: Arc<Runtime>, manifest: Manifest, bytes: Vec<u8>) -> Result<LoadedPlugin> {
+    pub async fn load(
+        runtime: Arc<Runtime>,
+        manifest: Manifest,
+        bytes: Vec<u8>,
+    ) -> Result<LoadedPlugin> {
         let name: Arc<str> = manifest.name.as_str().into();
         let compiled = {
             let runtime = runtime.clone();
@@ -103,12 +135,25 @@ impl LoadedPlugin {
         let (hash, component) = compiled;
         check_imports(&runtime, &manifest, &component)?;
         let grants: HashSet<Capability> = manifest.capabilities.iter().copied().collect();
-        let plugin = PluginBase { manifest, name, grants, runtime: runtime.clone() };
+        let plugin = PluginBase {
+            manifest,
+            name,
+            grants,
+            runtime: runtime.clone(),
+        };
         let kind = plugin.manifest.kind;
-        let link_error = |e: wasmtime::Error| load_error(&plugin.name, format!("does not fit the {} world: {e}", kind.as_str()));
+        let link_error = |e: wasmtime::Error| {
+            load_error(
+                &plugin.name,
+                format!("does not fit the {} world: {e}", kind.as_str()),
+            )
+        };
         let exports = match kind {
             Kind::Action => {
-                let pre = runtime.action_linker.instantiate_pre(&component).map_err(link_error)?;
+                let pre = runtime
+                    .action_linker
+                    .instantiate_pre(&component)
+                    .map_err(link_error)?;
                 let pre = bindings::action::ActionHandlerPre::new(pre).map_err(link_error)?;
                 let mut store = plugin.store(None);
                 let described = plugin
@@ -116,23 +161,41 @@ impl LoadedPlugin {
                         let pre = pre.clone();
                         Box::pin(async move {
                             let instance = pre.instantiate_async(&mut *store).await?;
-                            instance.wabp_plugin_action().call_describe(&mut *store).await
+                            instance
+                                .wabp_plugin_action()
+                                .call_describe(&mut *store)
+                                .await
                         })
                     })
                     .await
-                    .map_err(|f| load_error(&plugin.name, format!("describe failed: {}", f.message)))?;
+                    .map_err(|f| {
+                        load_error(&plugin.name, format!("describe failed: {}", f.message))
+                    })?;
                 let mut specs = Vec::new();
                 for spec in described {
                     if !is_action_name(&spec.name) {
-                        return Err(load_error(&plugin.name, format!("action name {:?} must be snake_case ([a-z0-9_], ≤ 64)", spec.name)));
+                        return Err(load_error(
+                            &plugin.name,
+                            format!(
+                                "action name {:?} must be snake_case ([a-z0-9_], ≤ 64)",
+                                spec.name
+                            ),
+                        ));
                     }
                     let schema = parse_schema(&plugin.name, &spec.name, &spec.params_schema)?;
-                    specs.push(ActionSpec { name: spec.name, description: spec.description, params_schema: schema });
+                    specs.push(ActionSpec {
+                        name: spec.name,
+                        description: spec.description,
+                        params_schema: schema,
+                    });
                 }
                 Exports::Action { pre, specs }
             }
             Kind::Markup => {
-                let pre = runtime.markup_linker.instantiate_pre(&component).map_err(link_error)?;
+                let pre = runtime
+                    .markup_linker
+                    .instantiate_pre(&component)
+                    .map_err(link_error)?;
                 let pre = bindings::markup::MarkupRendererPre::new(pre).map_err(link_error)?;
                 let mut store = plugin.store(None);
                 let tags = plugin
@@ -140,15 +203,23 @@ impl LoadedPlugin {
                         let pre = pre.clone();
                         Box::pin(async move {
                             let instance = pre.instantiate_async(&mut *store).await?;
-                            instance.wabp_plugin_markup().call_describe(&mut *store).await
+                            instance
+                                .wabp_plugin_markup()
+                                .call_describe(&mut *store)
+                                .await
                         })
                     })
                     .await
-                    .map_err(|f| load_error(&plugin.name, format!("describe failed: {}", f.message)))?;
+                    .map_err(|f| {
+                        load_error(&plugin.name, format!("describe failed: {}", f.message))
+                    })?;
                 Exports::Markup { pre, tags }
             }
             Kind::Wait => {
-                let pre = runtime.wait_linker.instantiate_pre(&component).map_err(link_error)?;
+                let pre = runtime
+                    .wait_linker
+                    .instantiate_pre(&component)
+                    .map_err(link_error)?;
                 let pre = bindings::wait::WaitHeuristicPre::new(pre).map_err(link_error)?;
                 let mut store = plugin.store(None);
                 let described = plugin
@@ -160,18 +231,27 @@ impl LoadedPlugin {
                         })
                     })
                     .await
-                    .map_err(|f| load_error(&plugin.name, format!("describe failed: {}", f.message)))?;
+                    .map_err(|f| {
+                        load_error(&plugin.name, format!("describe failed: {}", f.message))
+                    })?;
                 let mut specs = Vec::new();
                 for spec in described {
                     let schema = parse_schema(&plugin.name, &spec.name, &spec.params_schema)?;
-                    specs.push(WaitSpec { name: spec.name, description: spec.description, params_schema: schema });
+                    specs.push(WaitSpec {
+                        name: spec.name,
+                        description: spec.description,
+                        params_schema: schema,
+                    });
                 }
                 Exports::Wait { pre, specs }
             }
         };
-        Ok(LoadedPlugin { base: plugin, hash, exports })
+        Ok(LoadedPlugin {
+            base: plugin,
+            hash,
+            exports,
+        })
     }
-
 }
 
 impl LoadedPlugin {
@@ -188,20 +268,39 @@ impl LoadedPlugin {
 impl PluginBase {
     fn store(&self, page: Option<Arc<dyn PageHost>>) -> Store<HostState> {
         let deadline = Instant::now() + self.manifest.timeout();
-        self.runtime.store(HostState::new(self.name.clone(), self.grants.clone(), page, limits(self.manifest.memory_bytes()), deadline))
+        self.runtime.store(HostState::new(
+            self.name.clone(),
+            self.grants.clone(),
+            page,
+            limits(self.manifest.memory_bytes()),
+            deadline,
+        ))
     }
 
     fn failure(&self, code: ErrorCode, message: impl Into<String>) -> PluginFailure {
-        PluginFailure { plugin: self.name.to_string(), code, message: message.into() }
+        PluginFailure {
+            plugin: self.name.to_string(),
+            code,
+            message: message.into(),
+        }
     }
 
     /// Turns a trap into an error that says what happened.
     fn trap_failure(&self, error: wasmtime::Error) -> PluginFailure {
         let text = format!("{error:?}");
         let message = if text.contains(DEADLINE_TRAP) {
-            format!("stopped: exceeded its {} ms deadline", self.manifest.timeout().as_millis())
-        } else if text.contains("growing memory") || text.contains("memory.grow") || text.contains("out of memory") {
-            format!("stopped: exceeded its {} MiB memory limit", self.manifest.memory_bytes() >> 20)
+            format!(
+                "stopped: exceeded its {} ms deadline",
+                self.manifest.timeout().as_millis()
+            )
+        } else if text.contains("growing memory")
+            || text.contains("memory.grow")
+            || text.contains("out of memory")
+        {
+            format!(
+                "stopped: exceeded its {} MiB memory limit",
+                self.manifest.memory_bytes() >> 20
+            )
         } else if let Some(trap) = error.downcast_ref::<wasmtime::Trap>() {
             format!("trapped: {trap}")
         } else {
@@ -215,7 +314,9 @@ impl PluginBase {
     async fn guarded<R>(
         &self,
         store: &mut Store<HostState>,
-        call: impl for<'s> FnOnce(&'s mut Store<HostState>) -> futures_boxed::BoxFuture<'s, wasmtime::Result<R>>,
+        call: impl for<'s> FnOnce(
+            &'s mut Store<HostState>,
+        ) -> futures_boxed::BoxFuture<'s, wasmtime::Result<R>>,
     ) -> std::result::Result<R, PluginFailure> {
         let limit = self.manifest.timeout();
         store.data_mut().deadline = Instant::now() + limit;
@@ -223,7 +324,10 @@ impl PluginBase {
         match tokio::time::timeout(limit + Duration::from_millis(250), call(store)).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(self.trap_failure(error)),
-            Err(_) => Err(self.failure(ErrorCode::PluginFailed, format!("stopped: exceeded its {} ms deadline", limit.as_millis()))),
+            Err(_) => Err(self.failure(
+                ErrorCode::PluginFailed,
+                format!("stopped: exceeded its {} ms deadline", limit.as_millis()),
+            )),
         }
     }
 
@@ -254,7 +358,13 @@ impl ActionHandler for LoadedPlugin {
         &self.name
     }
 
-    async fn run(&self, action: &str, params: Value, context: ActionContext, host: Arc<dyn PageHost>) -> std::result::Result<Value, PluginFailure> {
+    async fn run(
+        &self,
+        action: &str,
+        params: Value,
+        context: ActionContext,
+        host: Arc<dyn PageHost>,
+    ) -> std::result::Result<Value, PluginFailure> {
         let Exports::Action { pre, .. } = &self.exports else {
             return Err(self.failure(ErrorCode::Internal, "not an action plugin"));
         };
@@ -271,17 +381,30 @@ impl ActionHandler for LoadedPlugin {
             .guarded(&mut store, |store| {
                 Box::pin(async move {
                     let instance = pre.instantiate_async(&mut *store).await?;
-                    instance.wabp_plugin_action().call_run(&mut *store, &action, &params, &ctx).await
+                    instance
+                        .wabp_plugin_action()
+                        .call_run(&mut *store, &action, &params, &ctx)
+                        .await
                 })
             })
             .await?;
         let text = outcome.map_err(|e| self.plugin_error(e))?;
-        serde_json::from_str(&text).map_err(|e| self.failure(ErrorCode::PluginFailed, format!("returned invalid JSON: {e}")))
+        serde_json::from_str(&text).map_err(|e| {
+            self.failure(
+                ErrorCode::PluginFailed,
+                format!("returned invalid JSON: {e}"),
+            )
+        })
     }
 }
 
 fn core_color(c: bindings::markup::exports::wabp::plugin::markup::Color) -> Color {
-    Color { r: c.r, g: c.g, b: c.b, a: c.a }
+    Color {
+        r: c.r,
+        g: c.g,
+        b: c.b,
+        a: c.a,
+    }
 }
 
 #[async_trait]
@@ -290,7 +413,12 @@ impl MarkupRenderer for LoadedPlugin {
         &self.name
     }
 
-    async fn render(&self, tags: &[String], viewport: (f64, f64), elements: &[MarkupElement]) -> std::result::Result<Vec<Shape>, PluginFailure> {
+    async fn render(
+        &self,
+        tags: &[String],
+        viewport: (f64, f64),
+        elements: &[MarkupElement],
+    ) -> std::result::Result<Vec<Shape>, PluginFailure> {
         use bindings::markup::exports::wabp::plugin::markup as m;
         let Exports::Markup { pre, .. } = &self.exports else {
             return Err(self.failure(ErrorCode::Internal, "not a markup plugin"));
@@ -301,14 +429,24 @@ impl MarkupRenderer for LoadedPlugin {
             .iter()
             .map(|e| {
                 let mut flags = m::ElementFlags::empty();
-                for (on, flag) in [(e.clickable, m::ElementFlags::CLICKABLE), (e.typeable, m::ElementFlags::TYPEABLE), (e.scrollable, m::ElementFlags::SCROLLABLE), (e.focused, m::ElementFlags::FOCUSED)] {
+                for (on, flag) in [
+                    (e.clickable, m::ElementFlags::CLICKABLE),
+                    (e.typeable, m::ElementFlags::TYPEABLE),
+                    (e.scrollable, m::ElementFlags::SCROLLABLE),
+                    (e.focused, m::ElementFlags::FOCUSED),
+                ] {
                     if on {
                         flags |= flag;
                     }
                 }
                 m::Element {
                     index: e.index,
-                    rect: types::Rect { x: e.rect.x, y: e.rect.y, width: e.rect.width, height: e.rect.height },
+                    rect: types::Rect {
+                        x: e.rect.x,
+                        y: e.rect.y,
+                        width: e.rect.width,
+                        height: e.rect.height,
+                    },
                     tag: e.tag.clone(),
                     role: e.role.clone(),
                     name: e.name.clone(),
@@ -322,7 +460,10 @@ impl MarkupRenderer for LoadedPlugin {
             .guarded(&mut store, |store| {
                 Box::pin(async move {
                     let instance = pre.instantiate_async(&mut *store).await?;
-                    instance.wabp_plugin_markup().call_render(&mut *store, &tags, viewport.0, viewport.1, &elements).await
+                    instance
+                        .wabp_plugin_markup()
+                        .call_render(&mut *store, &tags, viewport.0, viewport.1, &elements)
+                        .await
                 })
             })
             .await?;
@@ -331,14 +472,33 @@ impl MarkupRenderer for LoadedPlugin {
             .into_iter()
             .map(|s| match s {
                 m::Shape::Rect(r) => Shape::Rect {
-                    rect: Rect { x: r.rect.x, y: r.rect.y, width: r.rect.width, height: r.rect.height },
+                    rect: Rect {
+                        x: r.rect.x,
+                        y: r.rect.y,
+                        width: r.rect.width,
+                        height: r.rect.height,
+                    },
                     stroke: r.stroke.map(core_color),
                     stroke_width: r.stroke_width,
                     fill: r.fill.map(core_color),
                     dash: r.dash,
                 },
-                m::Shape::Label(l) => Shape::Label { x: l.x, y: l.y, text: l.text, color: core_color(l.color), background: l.background.map(core_color), size: l.size },
-                m::Shape::Line(l) => Shape::Line { x1: l.x1, y1: l.y1, x2: l.x2, y2: l.y2, color: core_color(l.color), width: l.width },
+                m::Shape::Label(l) => Shape::Label {
+                    x: l.x,
+                    y: l.y,
+                    text: l.text,
+                    color: core_color(l.color),
+                    background: l.background.map(core_color),
+                    size: l.size,
+                },
+                m::Shape::Line(l) => Shape::Line {
+                    x1: l.x1,
+                    y1: l.y1,
+                    x2: l.x2,
+                    y2: l.y2,
+                    color: core_color(l.color),
+                    width: l.width,
+                },
             })
             .collect())
     }
@@ -347,7 +507,9 @@ impl MarkupRenderer for LoadedPlugin {
 fn wit_decision(d: bindings::wait::exports::wabp::plugin::wait::Decision) -> WaitDecision {
     use bindings::wait::exports::wabp::plugin::wait::Decision;
     match d {
-        Decision::Pending(ms) => WaitDecision::Pending { recheck_after_ms: ms },
+        Decision::Pending(ms) => WaitDecision::Pending {
+            recheck_after_ms: ms,
+        },
         Decision::Done(reason) => WaitDecision::Done { reason },
     }
 }
@@ -360,12 +522,21 @@ struct PluginWaitSession {
 
 #[async_trait]
 impl WaitSession for PluginWaitSession {
-    async fn poll(&mut self, signals: Vec<WaitSignal>, elapsed_ms: u64) -> std::result::Result<WaitDecision, PluginFailure> {
+    async fn poll(
+        &mut self,
+        signals: Vec<WaitSignal>,
+        elapsed_ms: u64,
+    ) -> std::result::Result<WaitDecision, PluginFailure> {
         use bindings::wait::exports::wabp::plugin::wait::{RequestInfo, Signal};
         let signals: Vec<Signal> = signals
             .into_iter()
             .map(|s| match s {
-                WaitSignal::RequestStarted(r) => Signal::RequestStarted(RequestInfo { id: r.id, url: r.url, resource_type: r.resource_type, same_site: r.same_site }),
+                WaitSignal::RequestStarted(r) => Signal::RequestStarted(RequestInfo {
+                    id: r.id,
+                    url: r.url,
+                    resource_type: r.resource_type,
+                    same_site: r.same_site,
+                }),
                 WaitSignal::RequestFinished(id) => Signal::RequestFinished(id),
                 WaitSignal::NavigationStarted(url) => Signal::NavigationStarted(url),
                 WaitSignal::NavigationCommitted(url) => Signal::NavigationCommitted(url),
@@ -377,7 +548,14 @@ impl WaitSession for PluginWaitSession {
         let instance = self.instance.clone();
         let plugin = self.plugin.clone();
         let decision = plugin
-            .guarded(&mut self.store, |store| Box::pin(async move { instance.wabp_plugin_wait().call_poll(&mut *store, &signals, elapsed_ms).await }))
+            .guarded(&mut self.store, |store| {
+                Box::pin(async move {
+                    instance
+                        .wabp_plugin_wait()
+                        .call_poll(&mut *store, &signals, elapsed_ms)
+                        .await
+                })
+            })
             .await?;
         Ok(wit_decision(decision))
     }
@@ -392,7 +570,11 @@ impl WaitHeuristic for WaitPlugin {
         &self.0.name
     }
 
-    async fn begin(&self, wait_type: &str, params: Value) -> std::result::Result<(Box<dyn WaitSession>, WaitDecision), PluginFailure> {
+    async fn begin(
+        &self,
+        wait_type: &str,
+        params: Value,
+    ) -> std::result::Result<(Box<dyn WaitSession>, WaitDecision), PluginFailure> {
         let plugin = &self.0;
         let Exports::Wait { pre, .. } = &plugin.exports else {
             return Err(plugin.failure(ErrorCode::Internal, "not a wait plugin"));
@@ -404,12 +586,22 @@ impl WaitHeuristic for WaitPlugin {
             .guarded(&mut store, |store| {
                 Box::pin(async move {
                     let instance = pre.instantiate_async(&mut *store).await?;
-                    let outcome = instance.wabp_plugin_wait().call_begin(&mut *store, &name, &params).await?;
+                    let outcome = instance
+                        .wabp_plugin_wait()
+                        .call_begin(&mut *store, &name, &params)
+                        .await?;
                     Ok((instance, outcome))
                 })
             })
             .await?;
         let decision = outcome.map_err(|e| plugin.plugin_error(e))?;
-        Ok((Box::new(PluginWaitSession { plugin: plugin.clone(), store, instance: Arc::new(instance) }), wit_decision(decision)))
+        Ok((
+            Box::new(PluginWaitSession {
+                plugin: plugin.clone(),
+                store,
+                instance: Arc::new(instance),
+            }),
+            wit_decision(decision),
+        ))
     }
 }

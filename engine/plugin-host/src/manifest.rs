@@ -35,8 +35,14 @@ pub enum Capability {
 }
 
 impl Capability {
-    pub const ALL: [Capability; 6] =
-        [Capability::Input, Capability::Page, Capability::Script, Capability::Navigation, Capability::Log, Capability::Clock];
+    pub const ALL: [Capability; 6] = [
+        Capability::Input,
+        Capability::Page,
+        Capability::Script,
+        Capability::Navigation,
+        Capability::Log,
+        Capability::Clock,
+    ];
 
     pub fn interface(self) -> &'static str {
         match self {
@@ -87,12 +93,23 @@ pub const DEFAULT_MEMORY_MB: u64 = 64;
 
 impl Manifest {
     pub fn parse(text: &str) -> Result<Manifest> {
-        let manifest: Manifest = toml::from_str(text).map_err(|e| Error::Manifest(e.to_string()))?;
-        if manifest.name.is_empty() || !manifest.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            return Err(Error::Manifest(format!("name {:?} must be non-empty ASCII letters, digits, '-' or '_'", manifest.name)));
+        let manifest: Manifest =
+            toml::from_str(text).map_err(|e| Error::Manifest(e.to_string()))?;
+        if manifest.name.is_empty()
+            || !manifest
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(Error::Manifest(format!(
+                "name {:?} must be non-empty ASCII letters, digits, '-' or '_'",
+                manifest.name
+            )));
         }
         if manifest.component.contains('/') || manifest.component.contains("..") {
-            return Err(Error::Manifest("component must be a file name beside plugin.toml".into()));
+            return Err(Error::Manifest(
+                "component must be a file name beside plugin.toml".into(),
+            ));
         }
         Ok(manifest)
     }
@@ -107,11 +124,21 @@ impl Manifest {
             Kind::Markup => 5_000,
             Kind::Wait => 2_000,
         };
-        std::time::Duration::from_millis(self.limits.as_ref().and_then(|l| l.timeout_ms).unwrap_or(default))
+        std::time::Duration::from_millis(
+            self.limits
+                .as_ref()
+                .and_then(|l| l.timeout_ms)
+                .unwrap_or(default),
+        )
     }
 
     pub fn memory_bytes(&self) -> usize {
-        (self.limits.as_ref().and_then(|l| l.memory_mb).unwrap_or(DEFAULT_MEMORY_MB) as usize) << 20
+        (self
+            .limits
+            .as_ref()
+            .and_then(|l| l.memory_mb)
+            .unwrap_or(DEFAULT_MEMORY_MB) as usize)
+            << 20
     }
 }
 
@@ -126,6 +153,11 @@ mod tests {
         assert_eq!(m.timeout().as_millis(), 5);
         assert!(Manifest::parse("name = \"a\"\nversion = \"1\"\nkind = \"bogus\"").is_err());
         assert!(Manifest::parse("name = \"a b\"\nversion = \"1\"\nkind = \"wait\"").is_err());
-        assert!(Manifest::parse("name = \"a\"\nversion = \"1\"\nkind = \"wait\"\ncapabilities = [\"fs\"]").is_err());
+        assert!(
+            Manifest::parse(
+                "name = \"a\"\nversion = \"1\"\nkind = \"wait\"\ncapabilities = [\"fs\"]"
+            )
+            .is_err()
+        );
     }
 }

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use wabp_core::plugin::{ActionHandler, ActionSpec, MarkupRenderer, PluginInfo, PluginRegistry, WaitHeuristic, WaitSpec};
+use wabp_core::plugin::{
+    ActionHandler, ActionSpec, MarkupRenderer, PluginInfo, PluginRegistry, WaitHeuristic, WaitSpec,
+};
 
 use crate::error::{Error, Result};
 use crate::loaded::{Exports, LoadedPlugin, WaitPlugin};
@@ -57,7 +59,10 @@ pub struct Registry {
 }
 
 fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 impl Registry {
@@ -85,8 +90,15 @@ impl Registry {
     pub async fn load_folder_plugin(&self, dir: &Path) -> Result<()> {
         let source = Source::Folder(dir.to_path_buf());
         let manifest_path = dir.join("plugin.toml");
-        let read = |path: &Path| std::fs::read(path).map_err(|e| Error::Io { path: path.to_path_buf(), source: e });
-        let manifest = match read(&manifest_path).and_then(|b| Manifest::parse(&String::from_utf8_lossy(&b))) {
+        let read = |path: &Path| {
+            std::fs::read(path).map_err(|e| Error::Io {
+                path: path.to_path_buf(),
+                source: e,
+            })
+        };
+        let manifest = match read(&manifest_path)
+            .and_then(|b| Manifest::parse(&String::from_utf8_lossy(&b)))
+        {
             Ok(m) => m,
             Err(e) => {
                 self.put(source, None, Err(e.to_string()), None);
@@ -104,8 +116,11 @@ impl Registry {
         let unchanged = {
             let slots = self.slots.read().unwrap();
             slots.iter().find(|s| s.source == source).is_some_and(|s| {
-                s.active.as_ref().is_some_and(|a| a.hash == hash && a.manifest.version == manifest.version && a.manifest.capabilities == manifest.capabilities)
-                    || s.failed_hash == Some(hash)
+                s.active.as_ref().is_some_and(|a| {
+                    a.hash == hash
+                        && a.manifest.version == manifest.version
+                        && a.manifest.capabilities == manifest.capabilities
+                }) || s.failed_hash == Some(hash)
             })
         };
         if unchanged {
@@ -130,7 +145,13 @@ impl Registry {
     pub async fn scan(&self, root: &Path) {
         let _turn = self.reload_lock.lock().await;
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-            .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("plugin.toml").is_file()).collect())
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| p.join("plugin.toml").is_file())
+                    .collect()
+            })
             .unwrap_or_default();
         dirs.sort();
         for dir in &dirs {
@@ -150,13 +171,26 @@ impl Registry {
         }
     }
 
-    fn put(&self, source: Source, manifest: Option<Manifest>, outcome: std::result::Result<Arc<LoadedPlugin>, String>, failed_hash: Option<[u8; 32]>) {
+    fn put(
+        &self,
+        source: Source,
+        manifest: Option<Manifest>,
+        outcome: std::result::Result<Arc<LoadedPlugin>, String>,
+        failed_hash: Option<[u8; 32]>,
+    ) {
         {
             let mut slots = self.slots.write().unwrap();
             let index = match slots.iter().position(|s| s.source == source) {
                 Some(i) => i,
                 None => {
-                    slots.push(Slot { source: source.clone(), manifest: None, active: None, last_error: None, failed_hash: None, loaded_at_ms: 0 });
+                    slots.push(Slot {
+                        source: source.clone(),
+                        manifest: None,
+                        active: None,
+                        last_error: None,
+                        failed_hash: None,
+                        loaded_at_ms: 0,
+                    });
                     slots.len() - 1
                 }
             };
@@ -189,9 +223,17 @@ impl Registry {
             match &plugin.exports {
                 Exports::Action { specs, .. } => {
                     for spec in specs {
-                        if let Some((old, _)) = lookup.actions.insert(spec.name.clone(), (plugin.clone(), spec.clone())) {
+                        if let Some((old, _)) = lookup
+                            .actions
+                            .insert(spec.name.clone(), (plugin.clone(), spec.clone()))
+                        {
                             if overriding {
-                                tracing::info!("action {:?}: plugin {} overrides {}", spec.name, plugin.name, old.name);
+                                tracing::info!(
+                                    "action {:?}: plugin {} overrides {}",
+                                    spec.name,
+                                    plugin.name,
+                                    old.name
+                                );
                             }
                         }
                     }
@@ -200,7 +242,11 @@ impl Registry {
                     for tag in tags {
                         if let Some(old) = lookup.markup.insert(tag.clone(), plugin.clone()) {
                             if overriding {
-                                tracing::info!("markup tag {tag:?}: plugin {} overrides {}", plugin.name, old.name);
+                                tracing::info!(
+                                    "markup tag {tag:?}: plugin {} overrides {}",
+                                    plugin.name,
+                                    old.name
+                                );
                             }
                         }
                     }
@@ -208,9 +254,17 @@ impl Registry {
                 Exports::Wait { specs, .. } => {
                     let wait = Arc::new(WaitPlugin(plugin.clone()));
                     for spec in specs {
-                        if let Some((old, _)) = lookup.waits.insert(spec.name.clone(), (wait.clone(), spec.clone())) {
+                        if let Some((old, _)) = lookup
+                            .waits
+                            .insert(spec.name.clone(), (wait.clone(), spec.clone()))
+                        {
                             if overriding {
-                                tracing::info!("wait type {:?}: plugin {} overrides {}", spec.name, plugin.name, old.0.name);
+                                tracing::info!(
+                                    "wait type {:?}: plugin {} overrides {}",
+                                    spec.name,
+                                    plugin.name,
+                                    old.0.name
+                                );
                             }
                         }
                     }
@@ -229,42 +283,83 @@ impl Registry {
 
 impl PluginRegistry for Registry {
     fn action(&self, name: &str) -> Option<Arc<dyn ActionHandler>> {
-        self.current().actions.get(name).map(|(p, _)| p.clone() as Arc<dyn ActionHandler>)
+        self.current()
+            .actions
+            .get(name)
+            .map(|(p, _)| p.clone() as Arc<dyn ActionHandler>)
     }
     fn actions(&self) -> Vec<ActionSpec> {
-        self.current().actions.values().map(|(_, spec)| spec.clone()).collect()
+        self.current()
+            .actions
+            .values()
+            .map(|(_, spec)| spec.clone())
+            .collect()
     }
     fn markup(&self, tag: &str) -> Option<Arc<dyn MarkupRenderer>> {
-        self.current().markup.get(tag).map(|p| p.clone() as Arc<dyn MarkupRenderer>)
+        self.current()
+            .markup
+            .get(tag)
+            .map(|p| p.clone() as Arc<dyn MarkupRenderer>)
     }
     fn markup_tags(&self) -> Vec<String> {
         self.current().markup.keys().cloned().collect()
     }
     fn wait(&self, wait_type: &str) -> Option<Arc<dyn WaitHeuristic>> {
-        self.current().waits.get(wait_type).map(|(w, _)| w.clone() as Arc<dyn WaitHeuristic>)
+        self.current()
+            .waits
+            .get(wait_type)
+            .map(|(w, _)| w.clone() as Arc<dyn WaitHeuristic>)
     }
     fn waits(&self) -> Vec<WaitSpec> {
-        self.current().waits.values().map(|(_, spec)| spec.clone()).collect()
+        self.current()
+            .waits
+            .values()
+            .map(|(_, spec)| spec.clone())
+            .collect()
     }
     fn plugins(&self) -> Vec<PluginInfo> {
         let slots = self.slots.read().unwrap();
         slots
             .iter()
             .map(|slot| {
-                let manifest = slot.active.as_ref().map(|a| &a.manifest).or(slot.manifest.as_ref());
+                let manifest = slot
+                    .active
+                    .as_ref()
+                    .map(|a| &a.manifest)
+                    .or(slot.manifest.as_ref());
                 let status = match (&slot.active, &slot.last_error) {
                     (Some(_), None) => "active",
                     (Some(_), Some(_)) => "reload_failed",
                     (None, _) => "failed",
                 };
                 PluginInfo {
-                    name: manifest.map(|m| m.name.clone()).unwrap_or_else(|| slot.source.describe()),
-                    kind: manifest.map(|m| m.kind.as_str().to_string()).unwrap_or_default(),
-                    version: slot.active.as_ref().map(|a| a.manifest.version.clone()).or_else(|| manifest.map(|m| m.version.clone())).unwrap_or_default(),
+                    name: manifest
+                        .map(|m| m.name.clone())
+                        .unwrap_or_else(|| slot.source.describe()),
+                    kind: manifest
+                        .map(|m| m.kind.as_str().to_string())
+                        .unwrap_or_default(),
+                    version: slot
+                        .active
+                        .as_ref()
+                        .map(|a| a.manifest.version.clone())
+                        .or_else(|| manifest.map(|m| m.version.clone()))
+                        .unwrap_or_default(),
                     description: manifest.map(|m| m.description.clone()).unwrap_or_default(),
                     source: slot.source.describe(),
-                    provides: slot.active.as_ref().map(|a| a.provides()).unwrap_or_default(),
-                    capabilities: manifest.map(|m| m.capabilities.iter().map(|c| c.interface().to_string()).collect()).unwrap_or_default(),
+                    provides: slot
+                        .active
+                        .as_ref()
+                        .map(|a| a.provides())
+                        .unwrap_or_default(),
+                    capabilities: manifest
+                        .map(|m| {
+                            m.capabilities
+                                .iter()
+                                .map(|c| c.interface().to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                     status: status.into(),
                     last_error: slot.last_error.clone(),
                     loaded_at_ms: slot.loaded_at_ms,

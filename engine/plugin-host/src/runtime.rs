@@ -36,7 +36,10 @@ impl Runtime {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);
-        let engine = Engine::new(&config).map_err(|e| Error::Load { plugin: "-".into(), message: format!("wasmtime: {e}") })?;
+        let engine = Engine::new(&config).map_err(|e| Error::Load {
+            plugin: "-".into(),
+            message: format!("wasmtime: {e}"),
+        })?;
         let weak = engine.weak();
         std::thread::Builder::new()
             .name("wabp-epoch".into())
@@ -47,19 +50,34 @@ impl Runtime {
                     std::thread::sleep(TICK);
                 }
             })
-            .map_err(|e| Error::Load { plugin: "-".into(), message: format!("epoch thread: {e}") })?;
+            .map_err(|e| Error::Load {
+                plugin: "-".into(),
+                message: format!("epoch thread: {e}"),
+            })?;
 
-        let linker_error = |e: wasmtime::Error| Error::Load { plugin: "-".into(), message: format!("linker: {e}") };
+        let linker_error = |e: wasmtime::Error| Error::Load {
+            plugin: "-".into(),
+            message: format!("linker: {e}"),
+        };
         let mut action_linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut action_linker).map_err(linker_error)?;
-        bindings::action::ActionHandler::add_to_linker::<_, HasSelf<_>>(&mut action_linker, |s| s).map_err(linker_error)?;
+        bindings::action::ActionHandler::add_to_linker::<_, HasSelf<_>>(&mut action_linker, |s| s)
+            .map_err(linker_error)?;
         let mut markup_linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut markup_linker).map_err(linker_error)?;
-        bindings::markup::MarkupRenderer::add_to_linker::<_, HasSelf<_>>(&mut markup_linker, |s| s).map_err(linker_error)?;
+        bindings::markup::MarkupRenderer::add_to_linker::<_, HasSelf<_>>(&mut markup_linker, |s| s)
+            .map_err(linker_error)?;
         let mut wait_linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut wait_linker).map_err(linker_error)?;
-        bindings::wait::WaitHeuristic::add_to_linker::<_, HasSelf<_>>(&mut wait_linker, |s| s).map_err(linker_error)?;
-        Ok(Arc::new(Runtime { engine, action_linker, markup_linker, wait_linker, cache: Mutex::new(HashMap::new()) }))
+        bindings::wait::WaitHeuristic::add_to_linker::<_, HasSelf<_>>(&mut wait_linker, |s| s)
+            .map_err(linker_error)?;
+        Ok(Arc::new(Runtime {
+            engine,
+            action_linker,
+            markup_linker,
+            wait_linker,
+            cache: Mutex::new(HashMap::new()),
+        }))
     }
 
     /// Compiles a component (blocking: call it off the async runtime).
@@ -69,15 +87,21 @@ impl Runtime {
         if let Some(component) = self.cache.lock().unwrap().get(&hash) {
             return Ok((hash, component.clone()));
         }
-        let component = Component::new(&self.engine, bytes)
-            .map_err(|e| Error::Load { plugin: plugin.into(), message: format!("not a valid component: {e}") })?;
+        let component = Component::new(&self.engine, bytes).map_err(|e| Error::Load {
+            plugin: plugin.into(),
+            message: format!("not a valid component: {e}"),
+        })?;
         self.cache.lock().unwrap().insert(hash, component.clone());
         Ok((hash, component))
     }
 
     /// The `wabp:plugin/*` interfaces and other imports a component declares.
     pub fn imports(&self, component: &Component) -> Vec<String> {
-        component.component_type().imports(&self.engine).map(|(name, _)| name.to_string()).collect()
+        component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect()
     }
 
     /// A fresh store for one call (or one wait session).
@@ -99,5 +123,11 @@ impl Runtime {
 }
 
 pub fn limits(memory_bytes: usize) -> wasmtime::StoreLimits {
-    StoreLimitsBuilder::new().memory_size(memory_bytes).instances(32).tables(64).memories(8).trap_on_grow_failure(true).build()
+    StoreLimitsBuilder::new()
+        .memory_size(memory_bytes)
+        .instances(32)
+        .tables(64)
+        .memories(8)
+        .trap_on_grow_failure(true)
+        .build()
 }

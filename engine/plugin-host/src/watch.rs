@@ -28,7 +28,10 @@ impl Drop for WatchHandle {
 }
 
 pub fn watch(registry: Arc<Registry>, root: PathBuf) -> Result<WatchHandle> {
-    std::fs::create_dir_all(&root).map_err(|e| Error::Io { path: root.clone(), source: e })?;
+    std::fs::create_dir_all(&root).map_err(|e| Error::Io {
+        path: root.clone(),
+        source: e,
+    })?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event {
@@ -37,10 +40,16 @@ pub fn watch(registry: Arc<Registry>, root: PathBuf) -> Result<WatchHandle> {
             }
         }
     })
-    .map_err(|e| Error::Io { path: root.clone(), source: std::io::Error::other(e.to_string()) })?;
+    .map_err(|e| Error::Io {
+        path: root.clone(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     watcher
         .watch(&root, RecursiveMode::Recursive)
-        .map_err(|e| Error::Io { path: root.clone(), source: std::io::Error::other(e.to_string()) })?;
+        .map_err(|e| Error::Io {
+            path: root.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
     let task = tokio::spawn(async move {
         while rx.recv().await.is_some() {
             // Debounce: wait until no event has arrived for DEBOUNCE.
@@ -48,5 +57,8 @@ pub fn watch(registry: Arc<Registry>, root: PathBuf) -> Result<WatchHandle> {
             registry.scan(&root).await;
         }
     });
-    Ok(WatchHandle { _watcher: watcher, task })
+    Ok(WatchHandle {
+        _watcher: watcher,
+        task,
+    })
 }

@@ -20,12 +20,15 @@ impl<S: Send + Sync> FromRequest<S> for Body {
             .await
             .map_err(|e| ApiError::invalid(format!("could not read the request body: {e}")))?;
         if bytes.len() > MAX_BODY {
-            return Err(ApiError::invalid(format!("request body is larger than {MAX_BODY} bytes")));
+            return Err(ApiError::invalid(format!(
+                "request body is larger than {MAX_BODY} bytes"
+            )));
         }
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Body(Value::Object(Default::default())));
         }
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| ApiError::invalid(format!("malformed JSON body: {e}")))?;
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ApiError::invalid(format!("malformed JSON body: {e}")))?;
         if !value.is_object() {
             return Err(ApiError::invalid("the request body must be a JSON object"));
         }
@@ -36,8 +39,12 @@ impl<S: Send + Sync> FromRequest<S> for Body {
 pub fn required_str<'a>(body: &'a Value, field: &str) -> Result<&'a str, ApiError> {
     match body.get(field) {
         Some(Value::String(s)) => Ok(s),
-        None | Some(Value::Null) => Err(ApiError::invalid(format!("missing field \"{field}\" (a string)"))),
-        Some(_) => Err(ApiError::invalid(format!("field \"{field}\" must be a string"))),
+        None | Some(Value::Null) => Err(ApiError::invalid(format!(
+            "missing field \"{field}\" (a string)"
+        ))),
+        Some(_) => Err(ApiError::invalid(format!(
+            "field \"{field}\" must be a string"
+        ))),
     }
 }
 
@@ -45,7 +52,9 @@ pub fn optional_str<'a>(body: &'a Value, field: &str) -> Result<Option<&'a str>,
     match body.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::invalid(format!("field \"{field}\" must be a string"))),
+        Some(_) => Err(ApiError::invalid(format!(
+            "field \"{field}\" must be a string"
+        ))),
     }
 }
 
@@ -53,13 +62,17 @@ pub fn optional_bool(body: &Value, field: &str) -> Result<Option<bool>, ApiError
     match body.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(ApiError::invalid(format!("field \"{field}\" must be a boolean"))),
+        Some(_) => Err(ApiError::invalid(format!(
+            "field \"{field}\" must be a boolean"
+        ))),
     }
 }
 
 pub fn optional_u64(body: &Value, field: &str) -> Result<Option<u64>, ApiError> {
     match body.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_u64().map(Some).ok_or_else(|| ApiError::invalid(format!("field \"{field}\" must be a non-negative integer"))),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            ApiError::invalid(format!("field \"{field}\" must be a non-negative integer"))
+        }),
     }
 }

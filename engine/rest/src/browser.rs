@@ -24,8 +24,13 @@ async fn status(State(state): State<AppState>) -> Json<Value> {
 }
 
 async fn shutdown(State(state): State<AppState>, Body(body): Body) -> ApiResult<Json<Value>> {
-    let timeout_ms = optional_u64(&body, "timeout_ms")?.unwrap_or(5000).min(60_000);
-    state.engine.shutdown(std::time::Duration::from_millis(timeout_ms)).await;
+    let timeout_ms = optional_u64(&body, "timeout_ms")?
+        .unwrap_or(5000)
+        .min(60_000);
+    state
+        .engine
+        .shutdown(std::time::Duration::from_millis(timeout_ms))
+        .await;
     state.shutdown.notify_waiters();
     Ok(Json(json!({ "success": true })))
 }
@@ -51,7 +56,11 @@ async fn set_input_mode(State(state): State<AppState>, Body(body): Body) -> ApiR
     let mode = match required_str(&body, "input_mode")? {
         "agent" => InputMode::Agent,
         "human" => InputMode::Human,
-        other => return Err(ApiError::invalid(format!("input_mode must be \"agent\" or \"human\", not {other:?}"))),
+        other => {
+            return Err(ApiError::invalid(format!(
+                "input_mode must be \"agent\" or \"human\", not {other:?}"
+            )));
+        }
     };
     state.engine.set_input_mode(mode);
     Ok(Json(json!({ "input_mode": mode })))

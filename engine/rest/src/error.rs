@@ -25,14 +25,23 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.0.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status = StatusCode::from_u16(self.0.code.http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         if status.is_server_error() {
             tracing::error!(code = self.0.code.as_str(), "{}", self.0.message);
         }
-        (status, Json(json!({ "error": self.0.message, "code": self.0.code.as_str() }))).into_response()
+        (
+            status,
+            Json(json!({ "error": self.0.message, "code": self.0.code.as_str() })),
+        )
+            .into_response()
     }
 }
 
 pub fn error_response(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({ "error": message.into(), "code": code.as_str() }))).into_response()
+    (
+        status,
+        Json(json!({ "error": message.into(), "code": code.as_str() })),
+    )
+        .into_response()
 }

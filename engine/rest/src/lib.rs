@@ -30,9 +30,19 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(browser::router())
         .merge(tabs::router())
-        .fallback(|| async { error_response(StatusCode::NOT_FOUND, ErrorCode::NotFound, "no such endpoint; see the ABP REST API") })
+        .fallback(|| async {
+            error_response(
+                StatusCode::NOT_FOUND,
+                ErrorCode::NotFound,
+                "no such endpoint; see the ABP REST API",
+            )
+        })
         .method_not_allowed_fallback(|| async {
-            error_response(StatusCode::METHOD_NOT_ALLOWED, ErrorCode::InvalidRequest, "method not allowed on this endpoint")
+            error_response(
+                StatusCode::METHOD_NOT_ALLOWED,
+                ErrorCode::InvalidRequest,
+                "method not allowed on this endpoint",
+            )
         })
         .with_state(state)
 }
@@ -46,10 +56,19 @@ pub async fn require_bearer(token: Arc<str>, request: Request, next: Next) -> Re
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
     // Compare in constant time for equal lengths.
-    let matches = presented.len() == token.len() && presented.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    let matches = presented.len() == token.len()
+        && presented
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
     if matches {
         next.run(request).await
     } else {
-        error_response(StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized, "missing or invalid bearer token (Authorization: Bearer <token>)")
+        error_response(
+            StatusCode::UNAUTHORIZED,
+            ErrorCode::Unauthorized,
+            "missing or invalid bearer token (Authorization: Bearer <token>)",
+        )
     }
 }

@@ -8,8 +8,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use wabp_core::action::action_params;
 use wabp_core::ActionOptions;
+use wabp_core::action::action_params;
 
 use crate::AppState;
 use crate::body::{Body, optional_bool, optional_str, optional_u64, required_str};
@@ -25,19 +25,40 @@ pub fn router() -> Router<AppState> {
         .route("/tabs/{tab}/back", post(back))
         .route("/tabs/{tab}/forward", post(forward))
         .route("/tabs/{tab}/reload", post(reload))
-        .route("/tabs/{tab}/click", post(|s, p, b| builtin(s, p, b, "click")))
+        .route(
+            "/tabs/{tab}/click",
+            post(|s, p, b| builtin(s, p, b, "click")),
+        )
         .route("/tabs/{tab}/move", post(|s, p, b| builtin(s, p, b, "move")))
-        .route("/tabs/{tab}/hover", post(|s, p, b| builtin(s, p, b, "hover")))
-        .route("/tabs/{tab}/scroll", post(|s, p, b| builtin(s, p, b, "scroll")))
+        .route(
+            "/tabs/{tab}/hover",
+            post(|s, p, b| builtin(s, p, b, "hover")),
+        )
+        .route(
+            "/tabs/{tab}/scroll",
+            post(|s, p, b| builtin(s, p, b, "scroll")),
+        )
         .route("/tabs/{tab}/type", post(|s, p, b| builtin(s, p, b, "type")))
-        .route("/tabs/{tab}/keyboard/press", post(|s, p, b| builtin(s, p, b, "keyboard_press")))
-        .route("/tabs/{tab}/keyboard/down", post(|s, p, b| builtin(s, p, b, "keyboard_down")))
-        .route("/tabs/{tab}/keyboard/up", post(|s, p, b| builtin(s, p, b, "keyboard_up")))
+        .route(
+            "/tabs/{tab}/keyboard/press",
+            post(|s, p, b| builtin(s, p, b, "keyboard_press")),
+        )
+        .route(
+            "/tabs/{tab}/keyboard/down",
+            post(|s, p, b| builtin(s, p, b, "keyboard_down")),
+        )
+        .route(
+            "/tabs/{tab}/keyboard/up",
+            post(|s, p, b| builtin(s, p, b, "keyboard_up")),
+        )
         .route("/tabs/{tab}/actions/{name}", post(plugin_action))
         .route("/tabs/{tab}/execute", post(execute))
         .route("/tabs/{tab}/text", post(text))
         .route("/tabs/{tab}/wait", post(wait))
-        .route("/tabs/{tab}/screenshot", get(screenshot_binary).post(screenshot_envelope))
+        .route(
+            "/tabs/{tab}/screenshot",
+            get(screenshot_binary).post(screenshot_envelope),
+        )
         .route("/tabs/{tab}/dialog", get(dialog))
         .route("/tabs/{tab}/dialog/accept", post(dialog_accept))
         .route("/tabs/{tab}/dialog/dismiss", post(dialog_dismiss))
@@ -45,18 +66,28 @@ pub fn router() -> Router<AppState> {
 
 fn envelope(result: wabp_core::Result<wabp_core::Envelope>) -> ApiResult<Json<Value>> {
     let envelope = result?;
-    Ok(Json(serde_json::to_value(envelope).map_err(|e| ApiError(wabp_core::Error::internal(e.to_string())))?))
+    Ok(Json(serde_json::to_value(envelope).map_err(|e| {
+        ApiError(wabp_core::Error::internal(e.to_string()))
+    })?))
 }
 
 async fn list(State(s): State<AppState>) -> ApiResult<Json<Value>> {
-    Ok(Json(serde_json::to_value(s.engine.list_tabs().await?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(s.engine.list_tabs().await?).unwrap_or_default(),
+    ))
 }
 
-async fn create(State(s): State<AppState>, Body(body): Body) -> ApiResult<(StatusCode, Json<Value>)> {
+async fn create(
+    State(s): State<AppState>,
+    Body(body): Body,
+) -> ApiResult<(StatusCode, Json<Value>)> {
     let url = optional_str(&body, "url")?;
     let active = optional_bool(&body, "active")?.unwrap_or(true);
     let index = optional_u64(&body, "index")?.map(|i| i as usize);
-    Ok((StatusCode::CREATED, Json(s.engine.create_tab(url, active, index).await?)))
+    Ok((
+        StatusCode::CREATED,
+        Json(s.engine.create_tab(url, active, index).await?),
+    ))
 }
 
 async fn info(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
@@ -76,54 +107,104 @@ async fn stop(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<J
     Ok(Json(s.engine.stop_tab(&tab).await?))
 }
 
-async fn navigate(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn navigate(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let url = required_str(&body, "url")?;
     let referrer = optional_str(&body, "referrer")?;
     let options = ActionOptions::from_request(&body, "action_complete")?;
     envelope(s.engine.navigate(&tab, url, referrer, &options).await)
 }
 
-async fn back(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn back(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
     envelope(s.engine.history_step(&tab, -1, &options).await)
 }
 
-async fn forward(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn forward(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
     envelope(s.engine.history_step(&tab, 1, &options).await)
 }
 
-async fn reload(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn reload(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
     envelope(s.engine.reload(&tab, &options).await)
 }
 
 /// Built-in input actions are the `core-actions` plugin's, reached by name.
-async fn builtin(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body, name: &'static str) -> ApiResult<Json<Value>> {
+async fn builtin(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+    name: &'static str,
+) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
-    envelope(s.engine.plugin_action(&tab, name, action_params(&body), &options).await)
+    envelope(
+        s.engine
+            .plugin_action(&tab, name, action_params(&body), &options)
+            .await,
+    )
 }
 
-async fn plugin_action(State(s): State<AppState>, Path((tab, name)): Path<(String, String)>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn plugin_action(
+    State(s): State<AppState>,
+    Path((tab, name)): Path<(String, String)>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
-    envelope(s.engine.plugin_action(&tab, &name, action_params(&body), &options).await)
+    envelope(
+        s.engine
+            .plugin_action(&tab, &name, action_params(&body), &options)
+            .await,
+    )
 }
 
-async fn execute(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn execute(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     // MCP's parameter is `expression`; accept it here too.
     let script = match optional_str(&body, "script")? {
         Some(script) => script,
-        None => optional_str(&body, "expression")?.ok_or_else(|| ApiError::invalid("missing field \"script\" (a string)"))?,
+        None => optional_str(&body, "expression")?
+            .ok_or_else(|| ApiError::invalid("missing field \"script\" (a string)"))?,
     };
-    Ok(Json(json!({ "result": s.engine.execute(&tab, script).await? })))
+    Ok(Json(
+        json!({ "result": s.engine.execute(&tab, script).await? }),
+    ))
 }
 
-async fn text(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn text(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let selector = optional_str(&body, "selector")?;
-    Ok(Json(json!({ "text": s.engine.text(&tab, selector).await? })))
+    Ok(Json(
+        json!({ "text": s.engine.text(&tab, selector).await? }),
+    ))
 }
 
-async fn wait(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn wait(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let ms = optional_u64(&body, "ms")
         .map_err(|_| ApiError::invalid("field \"ms\" must be an integer from 0 to 60000"))?
         .ok_or_else(|| ApiError::invalid("missing field \"ms\" (an integer from 0 to 60000)"))?;
@@ -139,10 +220,18 @@ struct ScreenshotQuery {
 }
 
 fn tag_list(text: &str) -> Vec<String> {
-    text.split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect()
+    text.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
-async fn screenshot_binary(State(s): State<AppState>, Path(tab): Path<String>, query: Result<Query<ScreenshotQuery>, axum::extract::rejection::QueryRejection>) -> ApiResult<Response> {
+async fn screenshot_binary(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    query: Result<Query<ScreenshotQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<Response> {
     let Query(query) = query.map_err(|e| ApiError::invalid(format!("bad query: {e}")))?;
     let mut screenshot = json!({ "cursor": query.cursor.unwrap_or(true) });
     if let Some(disabled) = &query.disable_markup {
@@ -153,11 +242,22 @@ async fn screenshot_binary(State(s): State<AppState>, Path(tab): Path<String>, q
     }
     let options = ActionOptions::from_request(&json!({ "screenshot": screenshot }), "immediate")?;
     let tags = options.markup_tags(s.engine.registry.as_ref())?;
-    let shot = s.engine.screenshot(&tab, tags, options.screenshot.cursor).await?;
-    Ok(([(header::CONTENT_TYPE, "image/webp")], shot.data.as_ref().clone()).into_response())
+    let shot = s
+        .engine
+        .screenshot(&tab, tags, options.screenshot.cursor)
+        .await?;
+    Ok((
+        [(header::CONTENT_TYPE, "image/webp")],
+        shot.data.as_ref().clone(),
+    )
+        .into_response())
 }
 
-async fn screenshot_envelope(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn screenshot_envelope(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "immediate")?;
     envelope(s.engine.screenshot_action(&tab, &options).await)
 }
@@ -166,12 +266,18 @@ async fn dialog(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult
     Ok(Json(s.engine.dialog(&tab).await?))
 }
 
-async fn dialog_accept(State(s): State<AppState>, Path(tab): Path<String>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn dialog_accept(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let prompt = optional_str(&body, "prompt_text")?.map(str::to_string);
     Ok(Json(s.engine.handle_dialog(&tab, true, prompt).await?))
 }
 
-async fn dialog_dismiss(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
+async fn dialog_dismiss(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
     Ok(Json(s.engine.handle_dialog(&tab, false, None).await?))
 }
-

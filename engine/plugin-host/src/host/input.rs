@@ -16,30 +16,84 @@ fn core_button(b: MouseButton) -> CoreButton {
 
 impl Host for HostState {
     async fn mouse_move(&mut self, x: f64, y: f64) -> Result<(), HostError> {
-        Ok(self.granted_page(Capability::Input)?.mouse_move(x, y).await?)
+        Ok(self
+            .granted_page(Capability::Input)?
+            .mouse_move(x, y)
+            .await?)
     }
-    async fn mouse_down(&mut self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> Result<(), HostError> {
+    async fn mouse_down(
+        &mut self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> Result<(), HostError> {
         let page = self.granted_page(Capability::Input)?;
-        Ok(page.mouse_down(x, y, core_button(button), click_count, core_modifiers(modifiers)).await?)
+        Ok(page
+            .mouse_down(
+                x,
+                y,
+                core_button(button),
+                click_count,
+                core_modifiers(modifiers),
+            )
+            .await?)
     }
-    async fn mouse_up(&mut self, x: f64, y: f64, button: MouseButton, click_count: u32, modifiers: Modifiers) -> Result<(), HostError> {
+    async fn mouse_up(
+        &mut self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> Result<(), HostError> {
         let page = self.granted_page(Capability::Input)?;
-        Ok(page.mouse_up(x, y, core_button(button), click_count, core_modifiers(modifiers)).await?)
+        Ok(page
+            .mouse_up(
+                x,
+                y,
+                core_button(button),
+                click_count,
+                core_modifiers(modifiers),
+            )
+            .await?)
     }
-    async fn mouse_wheel(&mut self, x: f64, y: f64, delta_x: f64, delta_y: f64, modifiers: Modifiers) -> Result<(), HostError> {
+    async fn mouse_wheel(
+        &mut self,
+        x: f64,
+        y: f64,
+        delta_x: f64,
+        delta_y: f64,
+        modifiers: Modifiers,
+    ) -> Result<(), HostError> {
         let page = self.granted_page(Capability::Input)?;
-        Ok(page.mouse_wheel(x, y, delta_x, delta_y, core_modifiers(modifiers)).await?)
+        Ok(page
+            .mouse_wheel(x, y, delta_x, delta_y, core_modifiers(modifiers))
+            .await?)
     }
     async fn key_down(&mut self, key: String, modifiers: Modifiers) -> Result<(), HostError> {
-        Ok(self.granted_page(Capability::Input)?.key_down(&key, core_modifiers(modifiers)).await?)
+        Ok(self
+            .granted_page(Capability::Input)?
+            .key_down(&key, core_modifiers(modifiers))
+            .await?)
     }
     async fn key_up(&mut self, key: String, modifiers: Modifiers) -> Result<(), HostError> {
-        Ok(self.granted_page(Capability::Input)?.key_up(&key, core_modifiers(modifiers)).await?)
+        Ok(self
+            .granted_page(Capability::Input)?
+            .key_up(&key, core_modifiers(modifiers))
+            .await?)
     }
     async fn key_press(&mut self, key: String, modifiers: Modifiers) -> Result<(), HostError> {
-        Ok(self.granted_page(Capability::Input)?.key_press(&key, core_modifiers(modifiers)).await?)
+        Ok(self
+            .granted_page(Capability::Input)?
+            .key_press(&key, core_modifiers(modifiers))
+            .await?)
     }
     async fn insert_text(&mut self, text: String) -> Result<(), HostError> {
-        Ok(self.granted_page(Capability::Input)?.insert_text(&text).await?)
+        Ok(self
+            .granted_page(Capability::Input)?
+            .insert_text(&text)
+            .await?)
     }
 }

@@ -35,7 +35,13 @@ pub struct HostState {
 }
 
 impl HostState {
-    pub fn new(plugin: Arc<str>, grants: HashSet<Capability>, page: Option<Arc<dyn PageHost>>, limits: StoreLimits, deadline: Instant) -> Self {
+    pub fn new(
+        plugin: Arc<str>,
+        grants: HashSet<Capability>,
+        page: Option<Arc<dyn PageHost>>,
+        limits: StoreLimits,
+        deadline: Instant,
+    ) -> Self {
         HostState {
             plugin,
             grants,
@@ -52,7 +58,9 @@ impl HostState {
     /// The tab, if the manifest grants `capability`.
     fn granted_page(&self, capability: Capability) -> Result<Arc<dyn PageHost>, HostError> {
         self.check(capability)?;
-        self.page.clone().ok_or_else(|| HostError::Failed("no tab is bound to this call".into()))
+        self.page
+            .clone()
+            .ok_or_else(|| HostError::Failed("no tab is bound to this call".into()))
     }
 
     fn check(&self, capability: Capability) -> Result<(), HostError> {
@@ -70,7 +78,10 @@ impl HostState {
 
 impl WasiView for HostState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -97,7 +108,12 @@ pub(crate) fn core_modifiers(m: types::Modifiers) -> wabp_core::plugin::Modifier
 
 pub(crate) fn wit_box(b: wabp_core::plugin::ElementBox) -> types::ElementBox {
     types::ElementBox {
-        rect: types::Rect { x: b.rect.x, y: b.rect.y, width: b.rect.width, height: b.rect.height },
+        rect: types::Rect {
+            x: b.rect.x,
+            y: b.rect.y,
+            width: b.rect.width,
+            height: b.rect.height,
+        },
         tag: b.tag,
         visible: b.visible,
         in_viewport: b.in_viewport,
@@ -111,7 +127,13 @@ mod tests {
     use crate::bindings::action::wabp::plugin::input::Host as _;
 
     fn state(grants: &[Capability]) -> HostState {
-        HostState::new("t".into(), grants.iter().copied().collect(), None, StoreLimits::default(), Instant::now())
+        HostState::new(
+            "t".into(),
+            grants.iter().copied().collect(),
+            None,
+            StoreLimits::default(),
+            Instant::now(),
+        )
     }
 
     #[tokio::test]
@@ -126,6 +148,9 @@ mod tests {
     #[tokio::test]
     async fn granted_capability_without_tab_fails_cleanly() {
         let mut s = state(&[Capability::Input]);
-        assert!(matches!(s.mouse_move(1.0, 2.0).await, Err(HostError::Failed(_))));
+        assert!(matches!(
+            s.mouse_move(1.0, 2.0).await,
+            Err(HostError::Failed(_))
+        ));
     }
 }

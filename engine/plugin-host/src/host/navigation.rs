@@ -5,7 +5,10 @@ use crate::manifest::Capability;
 
 impl Host for HostState {
     async fn navigate(&mut self, url: String, referrer: Option<String>) -> Result<(), HostError> {
-        Ok(self.granted_page(Capability::Navigation)?.navigate(&url, referrer.as_deref()).await?)
+        Ok(self
+            .granted_page(Capability::Navigation)?
+            .navigate(&url, referrer.as_deref())
+            .await?)
     }
     async fn back(&mut self) -> Result<(), HostError> {
         Ok(self.granted_page(Capability::Navigation)?.back().await?)

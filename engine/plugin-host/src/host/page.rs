@@ -5,11 +5,18 @@ use crate::manifest::Capability;
 
 impl Host for HostState {
     async fn query_selector_all(&mut self, selector: String) -> Result<Vec<ElementBox>, HostError> {
-        let boxes = self.granted_page(Capability::Page)?.query_selector_all(&selector).await?;
+        let boxes = self
+            .granted_page(Capability::Page)?
+            .query_selector_all(&selector)
+            .await?;
         Ok(boxes.into_iter().map(wit_box).collect())
     }
     async fn element_at(&mut self, x: f64, y: f64) -> Result<Option<ElementBox>, HostError> {
-        Ok(self.granted_page(Capability::Page)?.element_at(x, y).await?.map(wit_box))
+        Ok(self
+            .granted_page(Capability::Page)?
+            .element_at(x, y)
+            .await?
+            .map(wit_box))
     }
     async fn viewport(&mut self) -> Result<ViewportInfo, HostError> {
         let v = self.granted_page(Capability::Page)?.viewport().await?;
@@ -24,6 +31,10 @@ impl Host for HostState {
         })
     }
     async fn scroll_into_view(&mut self, selector: String) -> Result<ElementBox, HostError> {
-        Ok(wit_box(self.granted_page(Capability::Page)?.scroll_into_view(&selector).await?))
+        Ok(wit_box(
+            self.granted_page(Capability::Page)?
+                .scroll_into_view(&selector)
+                .await?,
+        ))
     }
 }

@@ -5,6 +5,9 @@ use crate::manifest::Capability;
 
 impl Host for HostState {
     async fn evaluate(&mut self, expression: String) -> Result<String, HostError> {
-        Ok(self.granted_page(Capability::Script)?.evaluate(&expression).await?)
+        Ok(self
+            .granted_page(Capability::Script)?
+            .evaluate(&expression)
+            .await?)
     }
 }
