@@ -120,6 +120,25 @@ async fn start_site() -> String {
         .route("/second", get(|| async { Html(pages::SECOND) }))
         .route("/dialog", get(|| async { Html(pages::DIALOG) }))
         .route("/markup", get(|| async { Html(pages::MARKUP) }))
+        .route("/timer", get(|| async { Html(pages::TIMER) }))
+        .route("/events", get(|| async { Html(pages::EVENTS) }))
+        .route("/closer", get(|| async { Html(pages::CLOSER) }))
+        .route(
+            "/download/report.txt",
+            get(|| async {
+                (
+                    [
+                        (axum::http::header::CONTENT_TYPE, "text/plain"),
+                        (
+                            axum::http::header::CONTENT_DISPOSITION,
+                            "attachment; filename=\"report.txt\"",
+                        ),
+                    ],
+                    "quarterly numbers\n",
+                )
+            }),
+        )
+        .route("/download/slow.bin", get(slow_download))
         .route(
             "/api/slow",
             get(|Query(q): Query<Slow>| async move {
@@ -131,6 +150,29 @@ async fn start_site() -> String {
     let addr = listener.local_addr().unwrap();
     runtime().spawn(async move { axum::serve(listener, router).await.unwrap() });
     format!("http://{addr}")
+}
+
+/// 64 KiB every 200 ms for about 20 s: long enough to watch and cancel.
+async fn slow_download() -> axum::response::Response {
+    let chunks = futures::stream::unfold(0u32, |n| async move {
+        if n >= 100 {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        Some((Ok::<_, std::io::Error>(vec![b'x'; 64 * 1024]), n + 1))
+    });
+    axum::response::Response::builder()
+        .header(axum::http::header::CONTENT_TYPE, "application/octet-stream")
+        .header(
+            axum::http::header::CONTENT_DISPOSITION,
+            "attachment; filename=\"slow.bin\"",
+        )
+        .header(
+            axum::http::header::CONTENT_LENGTH,
+            (100 * 64 * 1024).to_string(),
+        )
+        .body(axum::body::Body::from_stream(chunks))
+        .unwrap()
 }
 
 impl Harness {

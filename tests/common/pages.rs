@@ -36,3 +36,47 @@ pub const DIALOG: &str = r#"<!doctype html><html><head><title>Dialogs</title></h
 pub const MARKUP: &str = r#"<!doctype html><html><head><title>Markup</title><style>body { margin: 0; background: #fff; }</style></head><body>
 <button id="b" style="position:absolute; left: 300px; top: 300px; width: 200px; height: 80px; background: #fff; border: 0">B</button>
 </body></html>"#;
+
+/// Timers, the clock, a CSS animation and a rAF animation, all visible.
+pub const TIMER: &str = r#"<!doctype html><html><head><title>Timer</title><style>
+body { margin: 0; font: 16px monospace; }
+#spin { position: absolute; left: 300px; top: 200px; width: 80px; height: 80px; background: #c33; animation: spin 1s linear infinite; }
+#slide { position: absolute; left: 0; top: 350px; width: 40px; height: 40px; background: #33c; }
+@keyframes spin { from { transform: rotate(0deg); } to { transform: rotate(360deg); } }
+</style></head><body>
+<div id="state">count=0</div><div id="spin"></div><div id="slide"></div>
+<script>
+window.count = 0; window.frames = 0;
+const started = Date.now();
+setInterval(() => { window.count++; document.getElementById('state').textContent = 'count=' + window.count + ' now=' + Date.now() + ' elapsed=' + (Date.now() - started); }, 100);
+function frame(t) { window.frames++; document.getElementById('slide').style.left = ((t / 4) % 800) + 'px'; requestAnimationFrame(frame); }
+requestAnimationFrame(frame);
+</script></body></html>"#;
+
+/// A file input, selects, popups, a download link and a long page.
+pub const EVENTS: &str = r#"<!doctype html><html><head><title>Events</title><style>
+body { margin: 0; font: 16px sans-serif; height: 3000px; }
+.at { position: absolute; left: 40px; width: 220px; height: 36px; }
+</style></head><body>
+<input type="file" id="file" class="at" style="top: 20px" accept=".txt,.csv,image/*">
+<input type="file" id="files" class="at" style="top: 70px" multiple>
+<select id="single" class="at" style="top: 120px"><option>Apple</option><option>Banana</option><option>Cherry</option></select>
+<select id="multi" class="at" style="top: 170px; height: 80px" multiple><option>Red</option><option>Green</option><option>Blue</option></select>
+<button id="openwin" class="at" style="top: 270px" onclick="window.open('/closer', 'win', 'width=400,height=300')">Open window</button>
+<a id="newtab" class="at" style="top: 320px; display: block" href="/second" target="_blank">New tab</a>
+<a id="download" class="at" style="top: 370px; display: block" href="/download/report.txt">Download</a>
+<a id="slowdl" class="at" style="top: 420px; display: block" href="/download/slow.bin">Slow download</a>
+<div id="log" style="position: absolute; left: 300px; top: 20px"></div>
+<script>
+window.log = [];
+const note = (e) => { window.log.push(e.type + ':' + e.target.id + ':' + (e.target.files ? Array.from(e.target.files).map(f => f.name).join('|') : Array.from(e.target.selectedOptions || []).map(o => o.text).join('|'))); };
+for (const id of ['file', 'files', 'single', 'multi']) {
+  document.getElementById(id).addEventListener('input', note);
+  document.getElementById(id).addEventListener('change', note);
+}
+</script></body></html>"#;
+
+/// A page that closes itself when asked (works in a script-opened window).
+pub const CLOSER: &str = r#"<!doctype html><html><head><title>Closer</title></head><body>
+<button id="close" style="position:absolute; left: 20px; top: 20px; width: 120px; height: 40px" onclick="window.close()">Close</button>
+</body></html>"#;

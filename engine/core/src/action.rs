@@ -12,6 +12,7 @@ use crate::capture::{
     CaptureOptions, CaptureTiming, DEFAULT_MARKUP, Screenshot, now_ms, take_screenshot,
 };
 use crate::error::{Error, Result};
+use crate::execution;
 use crate::plugin::{PluginRegistry, ViewportInfo, WaitDecision, WaitSignal};
 use crate::tab::{Tab, TabSignal};
 
@@ -352,17 +353,31 @@ pub(crate) struct Recorder {
     tab_id: String,
     hint: NavigationHint,
     pub events: Vec<ActionEvent>,
+    /// The page's virtual clock when the action was dispatched; events are
+    /// stamped with it plus the time the page has run since.
+    virtual_start_ms: f64,
+    dispatched: Instant,
+    /// The tab went away during the action.
+    pub closed: bool,
     network_types: Option<Vec<String>>,
     started: std::collections::HashSet<String>,
     completed: u32,
 }
 
 impl Recorder {
-    fn new(tab_id: &str, hint: NavigationHint, network: Option<&NetworkOptions>) -> Self {
+    fn new(
+        tab_id: &str,
+        hint: NavigationHint,
+        network: Option<&NetworkOptions>,
+        virtual_start_ms: f64,
+    ) -> Self {
         Recorder {
             tab_id: tab_id.to_string(),
             hint,
             events: Vec::new(),
+            virtual_start_ms,
+            dispatched: Instant::now(),
+            closed: false,
             network_types: network
                 .map(|n| n.types.iter().map(|t| t.to_ascii_lowercase()).collect()),
             started: Default::default(),
@@ -372,7 +387,8 @@ impl Recorder {
 
     /// Records a signal; returns it for the wait heuristic when it is one.
     fn record(&mut self, signal: TabSignal) -> Option<WaitSignal> {
-        let now = now_ms();
+        let now = self.virtual_start_ms + self.dispatched.elapsed().as_secs_f64() * 1000.0;
+        let now = (now * 10.0).round() / 10.0;
         match signal {
             TabSignal::Navigated { url, reason } => {
                 let mut data = json!({ "tab_id": self.tab_id, "url": url });
@@ -397,6 +413,23 @@ impl Recorder {
                         "default_prompt": dialog.default_prompt,
                         "pending": true,
                     }),
+                });
+                None
+            }
+            TabSignal::Event { event_type, data } => {
+                self.events.push(ActionEvent {
+                    event_type: event_type.into(),
+                    virtual_time_ms: now,
+                    data,
+                });
+                None
+            }
+            TabSignal::Closed { reason } => {
+                self.closed = true;
+                self.events.push(ActionEvent {
+                    event_type: "tab_closed".into(),
+                    virtual_time_ms: now,
+                    data: json!({ "tab_id": self.tab_id, "reason": reason }),
                 });
                 None
             }
@@ -475,6 +508,9 @@ pub(crate) async fn wait_for_settle(
         while let Ok(signal) = rx.try_recv() {
             signals.extend(recorder.record(signal));
         }
+        if recorder.closed {
+            return Ok("tab_closed".into());
+        }
         decision = session
             .poll(signals, started.elapsed().as_millis() as u64)
             .await?;
@@ -485,24 +521,101 @@ pub(crate) async fn wait_for_settle(
 pub type Dispatch =
     Box<dyn FnOnce(Arc<Tab>) -> futures::future::BoxFuture<'static, Result<Value>> + Send>;
 
+/// What moved the page when an action scrolls it (the `scroll` event's `source`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScrollSource {
+    Wheel,
+    Keyboard,
+    Script,
+    Drag,
+}
+
+impl ScrollSource {
+    /// The likely source for an action by its name.
+    pub fn for_action(name: &str) -> Self {
+        match name {
+            "scroll" => ScrollSource::Wheel,
+            "drag" => ScrollSource::Drag,
+            n if n == "type" || n.starts_with("keyboard") => ScrollSource::Keyboard,
+            _ => ScrollSource::Script,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ScrollSource::Wheel => "wheel",
+            ScrollSource::Keyboard => "keyboard",
+            ScrollSource::Script => "script",
+            ScrollSource::Drag => "drag",
+        }
+    }
+}
+
+/// The `scroll` event when the page's scroll position changed.
+fn scroll_event(
+    tab_id: &str,
+    before: &ViewportInfo,
+    after: &ViewportInfo,
+    source: ScrollSource,
+    virtual_time_ms: f64,
+) -> Option<ActionEvent> {
+    let (dx, dy) = (
+        after.scroll_x - before.scroll_x,
+        after.scroll_y - before.scroll_y,
+    );
+    if dx.abs() < 0.5 && dy.abs() < 0.5 {
+        return None;
+    }
+    let direction = if dy.abs() >= dx.abs() {
+        if dy > 0.0 { "down" } else { "up" }
+    } else if dx > 0.0 {
+        "right"
+    } else {
+        "left"
+    };
+    let position = ScrollState::from(after);
+    Some(ActionEvent {
+        event_type: "scroll".into(),
+        virtual_time_ms,
+        data: json!({
+            "tab_id": tab_id,
+            "delta": { "x": dx, "y": dy, "direction": direction },
+            "position": {
+                "horizontal_percent": position.horizontal_percent,
+                "vertical_percent": position.vertical_percent,
+                "horizontal_px": position.horizontal_px,
+                "vertical_px": position.vertical_px,
+            },
+            "source": source.as_str(),
+        }),
+    })
+}
+
+/// Scroll state and virtual clock without a screenshot.
+async fn read_viewport(tab: &Tab) -> Result<(ViewportInfo, f64)> {
+    let value = tab.evaluate_json(crate::tab::VIEWPORT_JS).await?;
+    Ok((
+        crate::tab::parse_viewport(&value),
+        crate::capture::page_clock(&value),
+    ))
+}
+
 pub struct ActionRun<'a> {
     pub registry: &'a dyn PluginRegistry,
     pub tab: Arc<Tab>,
     pub options: &'a ActionOptions,
     pub hint: NavigationHint,
+    pub scroll_source: ScrollSource,
 }
 
 impl ActionRun<'_> {
-    pub async fn execute(
-        self,
-        dispatch: Dispatch,
-        freeze: &dyn crate::execution::FrameDriver,
-    ) -> Result<Envelope> {
+    pub async fn execute(self, dispatch: Dispatch) -> Result<Envelope> {
         let ActionRun {
             registry,
             tab,
             options,
             hint,
+            scroll_source,
         } = self;
         let markup = options.markup_tags(registry)?;
         let capture = options.screenshot.area == ScreenshotArea::Viewport;
@@ -533,9 +646,6 @@ impl ActionRun<'_> {
         let total = Instant::now();
         let mut parts = TimingParts::default();
         let mut capture_timing = CaptureTiming::default();
-        freeze.thaw(&tab).await?;
-
-        let step = Instant::now();
         let cursor = |tab: &Tab| {
             if options.screenshot.cursor {
                 tab.pointer()
@@ -543,11 +653,20 @@ impl ActionRun<'_> {
                 None
             }
         };
-        let before = if capture {
+
+        // 1. Before: the frame the agent saw, taken while the page is still
+        // frozen; the last after-frame when the page stayed frozen since.
+        let step = Instant::now();
+        let blocked = tab.pending_dialog().is_some();
+        let (before, before_viewport, virtual_start_ms) =
             match tab.last_frame().filter(|f| f.frozen_since) {
-                Some(frame) => Some(frame.image),
-                None => {
-                    let (shot, _, t) = take_screenshot(
+                Some(frame) if capture || blocked => {
+                    let vt = frame.image.virtual_time_ms;
+                    (Some(frame.image), frame.viewport, vt)
+                }
+                _ if blocked => (None, ViewportInfo::default(), now_ms()),
+                _ if capture => {
+                    let (shot, layout, t) = take_screenshot(
                         &tab,
                         registry,
                         &CaptureOptions {
@@ -557,16 +676,20 @@ impl ActionRun<'_> {
                     )
                     .await?;
                     capture_timing = t;
-                    Some(shot)
+                    let vt = shot.virtual_time_ms;
+                    (Some(shot), layout.viewport, vt)
                 }
-            }
-        } else {
-            None
-        };
+                _ => {
+                    let (viewport, vt) = read_viewport(&tab).await?;
+                    (None, viewport, vt)
+                }
+            };
         parts.before_ms = ms_since(step);
 
+        // 2. Thaw, dispatch, wait.
         let mut rx = tab.subscribe();
-        let mut recorder = Recorder::new(&tab.id, hint, options.network.as_ref());
+        execution::thaw(&tab).await?;
+        let mut recorder = Recorder::new(&tab.id, hint, options.network.as_ref(), virtual_start_ms);
         let action_started_ms = now_ms();
         let step = Instant::now();
         let result = dispatch(tab.clone()).await;
@@ -575,7 +698,7 @@ impl ActionRun<'_> {
         let result = match result {
             Ok(value) => value,
             Err(err) => {
-                freeze.freeze(&tab).await.ok();
+                execution::freeze(&tab).await.ok();
                 return Err(err);
             }
         };
@@ -595,10 +718,21 @@ impl ActionRun<'_> {
         }
         parts.wait_ms = ms_since(step);
         let wait_completed_ms = now_ms();
-        let frozen = freeze.freeze(&tab).await?;
 
+        // 3. Freeze, then the after frame.
+        let frozen = if recorder.closed {
+            false
+        } else {
+            execution::freeze(&tab).await?
+        };
         let step = Instant::now();
-        let (after, viewport) = if capture && tab.pending_dialog().is_none() {
+        let dialog_open = tab.pending_dialog().is_some();
+        let (after, viewport) = if recorder.closed || dialog_open {
+            // A closed tab has no page; a dialog blocks the page's script,
+            // so there is no layout to read.
+            tab.set_last_frame(None);
+            (None, before_viewport.clone())
+        } else if capture {
             let (shot, layout, t) = take_screenshot(
                 &tab,
                 registry,
@@ -613,31 +747,41 @@ impl ActionRun<'_> {
             capture_timing.encode_ms += t.encode_ms;
             tab.set_last_frame(Some(crate::tab::CachedFrame {
                 image: shot.clone(),
+                viewport: layout.viewport.clone(),
                 frozen_since: frozen,
             }));
             (Some(shot), layout.viewport)
-        } else if tab.pending_dialog().is_some() {
-            // The page is blocked by the dialog: no script runs, so no layout.
-            (None, ViewportInfo::default())
         } else {
             tab.set_last_frame(None);
-            (
-                None,
-                crate::tab::parse_viewport(&tab.evaluate_json(crate::tab::VIEWPORT_JS).await?),
-            )
+            (None, read_viewport(&tab).await?.0)
         };
         parts.after_ms = ms_since(step);
         parts.capture_ms = capture_timing.capture_ms;
         parts.markup_ms = capture_timing.markup_ms;
         parts.encode_ms = capture_timing.encode_ms;
 
+        let virtual_end_ms = after
+            .as_ref()
+            .map(|s| s.virtual_time_ms)
+            .unwrap_or_else(|| virtual_start_ms + parts.dispatch_ms + parts.wait_ms);
+        let network = recorder.network_summary(options.network.as_ref());
+        let mut events = recorder.events;
+        if !recorder.closed && !dialog_open {
+            events.extend(scroll_event(
+                &tab.id,
+                &before_viewport,
+                &viewport,
+                scroll_source,
+                virtual_end_ms,
+            ));
+        }
         Ok(Envelope {
             result,
             screenshot_before: before,
             screenshot_after: after,
             scroll: ScrollState::from(&viewport),
-            network: recorder.network_summary(options.network.as_ref()),
-            events: recorder.events,
+            network,
+            events,
             timing: Timing {
                 action_started_ms,
                 action_completed_ms,

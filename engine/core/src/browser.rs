@@ -33,6 +33,9 @@ pub struct BrowserOptions {
     /// Bound on every CDP command.
     pub request_timeout: Duration,
     pub extra_args: Vec<String>,
+    /// Ask for begin-frame control (the deterministic frame driver). Granted
+    /// only when the engine launches `chromium-headless-shell` itself.
+    pub begin_frame_control: bool,
 }
 
 impl Default for BrowserOptions {
@@ -46,6 +49,7 @@ impl Default for BrowserOptions {
                 .join(format!("wabp-profile-{}", std::process::id())),
             request_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
+            begin_frame_control: true,
         }
     }
 }
@@ -121,6 +125,8 @@ pub struct BrowserProcess {
     pub browser: Browser,
     pub executable: Option<PathBuf>,
     pub launched: bool,
+    /// Tabs the engine creates may be put under begin-frame control.
+    pub begin_frame_control: bool,
     handler_task: JoinHandle<()>,
 }
 
@@ -134,6 +140,7 @@ impl BrowserProcess {
             is_landscape: true,
             has_touch: false,
         };
+        let mut begin_frame_control = false;
         let (browser, mut handler, executable, launched) = match &options.mode {
             LaunchMode::Connect(endpoint) => {
                 let (browser, handler) = Browser::connect(endpoint.clone()).await.map_err(|e| {
@@ -177,6 +184,20 @@ impl BrowserProcess {
                         "disable-features=Translate,OptimizationHints,MediaRouter",
                     ])
                     .args(options.extra_args.iter().map(String::as_str));
+                // Only headless-shell implements HeadlessExperimental.beginFrame;
+                // it needs every compositor stage run before a frame is drawn.
+                let is_headless_shell = executable
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains("headless-shell"));
+                if options.begin_frame_control && is_headless_shell && !options.headed {
+                    begin_frame_control = true;
+                    builder = builder.args([
+                        "run-all-compositor-stages-before-draw",
+                        "disable-new-content-rendering-timeout",
+                        "disable-threaded-animation",
+                        "disable-checker-imaging",
+                    ]);
+                }
                 // Headless is chromiumoxide's default.
                 if options.headed {
                     builder = builder.with_head();
@@ -207,6 +228,7 @@ impl BrowserProcess {
             browser,
             executable,
             launched,
+            begin_frame_control,
             handler_task,
         })
     }

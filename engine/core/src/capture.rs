@@ -7,9 +7,6 @@ use std::time::Instant;
 
 use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
 use base64::Engine as _;
-use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotFormat, CaptureScreenshotParams,
-};
 use serde::Serialize;
 use serde_json::Value;
 use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Stroke, StrokeDash, Transform};
@@ -60,11 +57,13 @@ pub struct CaptureOptions {
 pub struct PageLayout {
     pub viewport: ViewportInfo,
     pub elements: Vec<MarkupElement>,
+    /// The page's `Date.now()`: the virtual clock while execution control is on.
+    pub virtual_time_ms: f64,
 }
 
 const COLLECT_JS: &str = r#"(() => {
   const W = innerWidth, H = innerHeight, d = document.documentElement;
-  const viewport = { width: W, height: H, scroll_x: scrollX, scroll_y: scrollY,
+  const viewport = { now: Date.now(), width: W, height: H, scroll_x: scrollX, scroll_y: scrollY,
     page_width: Math.max(d ? d.scrollWidth : 0, W), page_height: Math.max(d ? d.scrollHeight : 0, H),
     device_scale_factor: devicePixelRatio };
   const TYPE = 'input:not([type]),input[type=text],input[type=email],input[type=password],input[type=search],input[type=tel],input[type=url],input[type=number],input[type=date],input[type=datetime-local],input[type=month],input[type=week],input[type=time],textarea,[contenteditable=""],[contenteditable=true]';
@@ -99,13 +98,19 @@ const COLLECT_JS: &str = r#"(() => {
 impl PageLayout {
     pub async fn read(tab: &Tab) -> Result<PageLayout> {
         let value = tab.evaluate_json(COLLECT_JS).await?;
-        let viewport = parse_viewport(value.get("viewport").unwrap_or(&Value::Null));
+        let viewport_value = value.get("viewport").unwrap_or(&Value::Null);
+        let viewport = parse_viewport(viewport_value);
+        let virtual_time_ms = page_clock(viewport_value);
         let elements = value
             .get("elements")
             .and_then(Value::as_array)
             .map(|list| list.iter().filter_map(parse_element).collect())
             .unwrap_or_default();
-        Ok(PageLayout { viewport, elements })
+        Ok(PageLayout {
+            viewport,
+            elements,
+            virtual_time_ms,
+        })
     }
 }
 
@@ -136,20 +141,6 @@ fn parse_element(v: &Value) -> Option<MarkupElement> {
         scrollable: flag("scrollable"),
         focused: flag("focused"),
     })
-}
-
-/// Captures the viewport as RGBA pixels.
-pub async fn capture_pixels(tab: &Tab) -> Result<Pixmap> {
-    let params = CaptureScreenshotParams {
-        format: Some(CaptureScreenshotFormat::Png),
-        optimize_for_speed: Some(true),
-        ..Default::default()
-    };
-    let response = tab.page.execute(params).await?;
-    let png = base64::engine::general_purpose::STANDARD
-        .decode(AsRef::<str>::as_ref(&response.result.data))
-        .map_err(|e| Error::internal(format!("screenshot data: {e}")))?;
-    decode_png(&png)
 }
 
 pub fn decode_png(png: &[u8]) -> Result<Pixmap> {
@@ -417,6 +408,14 @@ pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
     Ok(memory.to_vec())
 }
 
+/// The `now` field page-side helpers report, or the wall clock.
+pub fn page_clock(value: &Value) -> f64 {
+    value
+        .get("now")
+        .and_then(Value::as_f64)
+        .unwrap_or_else(now_ms)
+}
+
 pub fn now_ms() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -431,10 +430,11 @@ pub async fn take_screenshot(
     options: &CaptureOptions,
 ) -> Result<(Screenshot, PageLayout, CaptureTiming)> {
     let started = Instant::now();
-    let (pixels, layout) = tokio::join!(capture_pixels(tab), PageLayout::read(tab));
+    let (pixels, layout) =
+        tokio::join!(crate::execution::capture_pixels(tab), PageLayout::read(tab));
     let mut pixmap = pixels?;
     let layout = layout?;
-    let virtual_time_ms = now_ms();
+    let virtual_time_ms = layout.virtual_time_ms;
     let capture_ms = started.elapsed().as_secs_f64() * 1000.0;
 
     let markup_started = Instant::now();

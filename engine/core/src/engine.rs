@@ -7,18 +7,30 @@ use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::StopLoadingParams;
 use chromiumoxide::cdp::browser_protocol::target::{
-    ActivateTargetParams, CloseTargetParams, CreateTargetParams,
+    ActivateTargetParams, CloseTargetParams, CreateTargetParams, TargetId,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::action::{ActionOptions, ActionRun, Dispatch, Envelope, NavigationHint};
+use chromiumoxide::cdp::browser_protocol::browser::{
+    CancelDownloadParams, DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin,
+    SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
+use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
+use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed};
+use futures::StreamExt;
+
+use crate::action::{ActionOptions, ActionRun, Dispatch, Envelope, NavigationHint, ScrollSource};
 use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
-use crate::capture::{CaptureOptions, Screenshot, take_screenshot};
+use crate::capture::{CaptureOptions, Screenshot, now_ms, take_screenshot};
+use crate::downloads::{Download, DownloadState, mime_from_name, safe_file_name, unique_path};
 use crate::error::{Error, ErrorCode, Result};
-use crate::execution::{FrameDriver, FreeRunning};
+use crate::execution::{self, DriverKind, ExecutionState};
 use crate::plugin::{ActionContext, PageHost, PluginRegistry};
-use crate::tab::Tab;
+use crate::tab::{Tab, TabSignal, short_id};
+
+/// How long a new tab's first page may take to load before it is frozen.
+const FIRST_LOAD_LIMIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -73,7 +85,12 @@ enum Lifecycle {
 pub struct Engine {
     pub config: EngineConfig,
     pub registry: Arc<dyn PluginRegistry>,
-    driver: Box<dyn FrameDriver>,
+    /// The browser granted begin-frame control (headless-shell, launched here).
+    begin_frame_control: std::sync::atomic::AtomicBool,
+    downloads: StdMutex<Vec<Download>>,
+    /// Tabs thawed for human input mode, refrozen when the agent is back.
+    thawed_for_human: StdMutex<Vec<String>>,
+    browser_events: StdMutex<Option<tokio::task::JoinHandle<()>>>,
     browser: tokio::sync::RwLock<Option<BrowserProcess>>,
     lifecycle: RwLock<Lifecycle>,
     executable: RwLock<Option<PathBuf>>,
@@ -89,7 +106,10 @@ impl Engine {
         Arc::new(Engine {
             config,
             registry,
-            driver: Box::new(FreeRunning),
+            begin_frame_control: Default::default(),
+            downloads: StdMutex::new(Vec::new()),
+            thawed_for_human: StdMutex::new(Vec::new()),
+            browser_events: StdMutex::new(None),
             browser: tokio::sync::RwLock::new(None),
             lifecycle: RwLock::new(Lifecycle::Initializing),
             executable: RwLock::new(None),
@@ -116,8 +136,34 @@ impl Engine {
                 format!("session dir {}: {e}", self.config.session_dir.display()),
             )
         })?;
-        let process = BrowserProcess::start(&self.config.browser).await?;
+        let mut options = self.config.browser.clone();
+        options.begin_frame_control = self.config.pause && options.begin_frame_control;
+        let process = BrowserProcess::start(&options).await?;
+        self.begin_frame_control.store(
+            process.begin_frame_control,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         *self.executable.write().unwrap() = process.executable.clone();
+        let downloads = self.downloads_dir();
+        std::fs::create_dir_all(&downloads).map_err(|e| {
+            Error::new(
+                ErrorCode::BrowserInitFailed,
+                format!("download dir {}: {e}", downloads.display()),
+            )
+        })?;
+        process
+            .browser
+            .execute(
+                SetDownloadBehaviorParams::builder()
+                    .behavior(SetDownloadBehaviorBehavior::AllowAndName)
+                    .download_path(downloads.display().to_string())
+                    .events_enabled(true)
+                    .build()
+                    .map_err(Error::internal)?,
+            )
+            .await?;
+        let events = self.watch_browser_events(&process.browser).await?;
+        *self.browser_events.lock().unwrap() = Some(events);
         *self.browser.write().await = Some(process);
         self.open_tab("about:blank", true).await?;
         *self.lifecycle.write().unwrap() = Lifecycle::Ready;
@@ -150,7 +196,7 @@ impl Engine {
                 devtools: ready,
             },
             message,
-            frame_driver: self.driver.name().into(),
+            frame_driver: self.default_driver().name().into(),
             executable: self
                 .executable
                 .read()
@@ -180,6 +226,9 @@ impl Engine {
     pub async fn shutdown(&self, timeout: Duration) {
         *self.lifecycle.write().unwrap() = Lifecycle::ShutDown;
         self.tabs.write().unwrap().clear();
+        if let Some(events) = self.browser_events.lock().unwrap().take() {
+            events.abort();
+        }
         if let Some(process) = self.browser.write().await.take() {
             process.shutdown(timeout).await;
         }
@@ -195,10 +244,6 @@ impl Engine {
         *self.input_mode.lock().unwrap()
     }
 
-    pub fn set_input_mode(&self, mode: InputMode) {
-        *self.input_mode.lock().unwrap() = mode;
-    }
-
     fn ensure_agent_mode(&self) -> Result<()> {
         match self.input_mode() {
             InputMode::Agent => Ok(()),
@@ -209,8 +254,26 @@ impl Engine {
         }
     }
 
+    /// The driver tabs the engine opens run under.
+    pub fn default_driver(&self) -> DriverKind {
+        if !self.config.pause {
+            DriverKind::FreeRunning
+        } else if self
+            .begin_frame_control
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            DriverKind::Deterministic
+        } else {
+            DriverKind::Compositor
+        }
+    }
+
     pub fn frame_driver(&self) -> &'static str {
-        self.driver.name()
+        self.default_driver().name()
+    }
+
+    pub fn downloads_dir(&self) -> PathBuf {
+        self.config.session_dir.join("downloads")
     }
 
     // ---- tabs ----
@@ -239,22 +302,298 @@ impl Engine {
     }
 
     async fn open_tab(&self, url: &str, active: bool) -> Result<Arc<Tab>> {
+        let kind = self.default_driver();
         let page = {
             let browser = self.browser.read().await;
             let browser = browser
                 .as_ref()
                 .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
-            browser
-                .browser
-                .new_page(CreateTargetParams::new(url))
-                .await?
+            let mut params = CreateTargetParams::new("about:blank");
+            params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
+            browser.browser.new_page(params).await?
         };
-        let tab = Tab::attach(self.next_tab_id(), page).await?;
+        let tab = Tab::attach(self.next_tab_id(), page, kind, None).await?;
         self.tabs.write().unwrap().push(tab.clone());
         if active || self.active_tab.lock().unwrap().is_none() {
             *self.active_tab.lock().unwrap() = Some(tab.id.clone());
         }
+        if self.config.pause {
+            execution::enable(&tab, None).await?;
+        }
+        if url != "about:blank" {
+            self.first_load(&tab, url).await?;
+        }
         Ok(tab)
+    }
+
+    /// Loads a new tab's first page with the clock running, then freezes it.
+    async fn first_load(&self, tab: &Arc<Tab>, url: &str) -> Result<()> {
+        execution::thaw(tab).await?;
+        let loaded = async {
+            tab.navigate_to(url, None).await?;
+            let started = std::time::Instant::now();
+            while started.elapsed() < FIRST_LOAD_LIMIT {
+                if tab.pending_dialog().is_some() {
+                    break;
+                }
+                let state = tab.evaluate_json("document.readyState").await?;
+                if state.as_str() == Some("complete") {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Ok::<_, Error>(())
+        }
+        .await;
+        execution::freeze(tab).await?;
+        loaded
+    }
+
+    /// Follows browser-wide events: popups become tabs, tabs a script closed
+    /// leave the list, downloads are recorded and announced to their tab.
+    async fn watch_browser_events(
+        self: &Arc<Self>,
+        browser: &chromiumoxide::Browser,
+    ) -> Result<tokio::task::JoinHandle<()>> {
+        enum BrowserEvent {
+            Created(Arc<EventTargetCreated>),
+            Destroyed(Arc<EventTargetDestroyed>),
+            DownloadBegin(Arc<EventDownloadWillBegin>),
+            DownloadProgress(Arc<EventDownloadProgress>),
+        }
+        let streams = vec![
+            browser
+                .event_listener::<EventTargetCreated>()
+                .await?
+                .map(BrowserEvent::Created)
+                .boxed(),
+            browser
+                .event_listener::<EventTargetDestroyed>()
+                .await?
+                .map(BrowserEvent::Destroyed)
+                .boxed(),
+            browser
+                .event_listener::<EventDownloadWillBegin>()
+                .await?
+                .map(BrowserEvent::DownloadBegin)
+                .boxed(),
+            browser
+                .event_listener::<EventDownloadProgress>()
+                .await?
+                .map(BrowserEvent::DownloadProgress)
+                .boxed(),
+        ];
+        let engine = Arc::downgrade(self);
+        Ok(tokio::spawn(async move {
+            let mut events = futures::stream::select_all(streams);
+            while let Some(event) = events.next().await {
+                let Some(engine) = engine.upgrade() else {
+                    break;
+                };
+                match event {
+                    BrowserEvent::Created(e) => {
+                        let info = &e.target_info;
+                        if info.r#type != "page" {
+                            continue;
+                        }
+                        if let Some(opener) = info.opener_id.clone() {
+                            let engine = engine.clone();
+                            let (target, url) = (info.target_id.clone(), info.url.clone());
+                            // Attaching waits on the browser: off this loop.
+                            tokio::spawn(async move {
+                                if let Err(err) = engine.adopt_popup(opener, target, url).await {
+                                    tracing::warn!("popup not registered: {}", err.message);
+                                }
+                            });
+                        }
+                    }
+                    BrowserEvent::Destroyed(e) => engine.on_target_destroyed(&e.target_id),
+                    BrowserEvent::DownloadBegin(e) => engine.on_download_begin(&e),
+                    BrowserEvent::DownloadProgress(e) => engine.on_download_progress(&e),
+                }
+            }
+        }))
+    }
+
+    fn tab_by_target(&self, target: &TargetId) -> Option<Arc<Tab>> {
+        self.tabs
+            .read()
+            .unwrap()
+            .iter()
+            .find(|t| &t.target_id == target)
+            .cloned()
+    }
+
+    /// A page opened by one of our tabs (`window.open`, `target=_blank`).
+    async fn adopt_popup(&self, opener: TargetId, target: TargetId, url: String) -> Result<()> {
+        let Some(source) = self.tab_by_target(&opener) else {
+            return Ok(());
+        };
+        let page = {
+            let mut attempt = 0;
+            loop {
+                let found = {
+                    let browser = self.browser.read().await;
+                    let Some(browser) = browser.as_ref() else {
+                        return Ok(());
+                    };
+                    browser.browser.get_page(target.clone()).await
+                };
+                match found {
+                    Ok(page) => break page,
+                    Err(_) if attempt < 100 => {
+                        attempt += 1;
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        // Popups are not under begin-frame control: the compositor draws them.
+        let kind = if self.config.pause {
+            DriverKind::Compositor
+        } else {
+            DriverKind::FreeRunning
+        };
+        let tab = Tab::attach(self.next_tab_id(), page, kind, Some(source.id.clone())).await?;
+        self.tabs.write().unwrap().push(tab.clone());
+        let popup_type = match source.take_window_open() {
+            Some(features) if !features.is_empty() => "window",
+            _ => "tab",
+        };
+        source.emit(TabSignal::Event {
+            event_type: "popup",
+            data: json!({
+                "source_tab_id": source.id,
+                "new_tab_id": tab.id,
+                "url": url,
+                "popup_type": popup_type,
+            }),
+        });
+        if self.config.pause {
+            // Let it finish loading on its own clock, then freeze it.
+            let engine_tab = tab.clone();
+            execution::enable(&engine_tab, None).await?;
+            execution::thaw(&engine_tab).await?;
+            let started = std::time::Instant::now();
+            while started.elapsed() < FIRST_LOAD_LIMIT {
+                match engine_tab.evaluate_json("document.readyState").await {
+                    Ok(state) if state.as_str() == Some("complete") => break,
+                    Err(_) => break,
+                    _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                }
+            }
+            execution::freeze(&engine_tab).await?;
+        }
+        Ok(())
+    }
+
+    fn on_target_destroyed(&self, target: &TargetId) {
+        let Some(tab) = self.tab_by_target(target) else {
+            return; // closed through the API, or never ours
+        };
+        self.forget_tab(&tab.id);
+        tab.emit(TabSignal::Closed { reason: "script" });
+    }
+
+    fn forget_tab(&self, tab_id: &str) {
+        self.tabs.write().unwrap().retain(|t| t.id != tab_id);
+        let mut active = self.active_tab.lock().unwrap();
+        if active.as_deref() == Some(tab_id) {
+            *active = self.tabs.read().unwrap().last().map(|t| t.id.clone());
+        }
+    }
+
+    fn tab_for_frame(&self, frame: &str) -> Option<Arc<Tab>> {
+        let tabs = self.tabs.read().unwrap();
+        tabs.iter()
+            .find(|t| t.target_id.inner() == frame || t.main_frame().as_deref() == Some(frame))
+            .cloned()
+            .or_else(|| {
+                let active = self.active_tab.lock().unwrap().clone();
+                tabs.iter()
+                    .find(|t| Some(&t.id) == active.as_ref())
+                    .cloned()
+            })
+    }
+
+    fn on_download_begin(&self, e: &EventDownloadWillBegin) {
+        let tab_id = self
+            .tab_for_frame(e.frame_id.inner())
+            .map(|t| t.id.clone())
+            .unwrap_or_default();
+        let filename = safe_file_name(&e.suggested_filename);
+        let download = Download {
+            id: short_id("dl"),
+            guid: e.guid.clone(),
+            tab_id,
+            url: e.url.clone(),
+            mime_type: mime_from_name(&filename).into(),
+            path: self.downloads_dir().join(&e.guid).display().to_string(),
+            filename,
+            state: DownloadState::InProgress,
+            bytes_received: 0,
+            total_bytes: 0,
+            start_time: now_ms(),
+            end_time: None,
+            announced: false,
+        };
+        self.downloads.lock().unwrap().push(download);
+    }
+
+    fn on_download_progress(&self, e: &EventDownloadProgress) {
+        let mut signals = Vec::new();
+        let tab_id = {
+            let mut downloads = self.downloads.lock().unwrap();
+            let Some(d) = downloads.iter_mut().find(|d| d.guid == e.guid) else {
+                return;
+            };
+            d.bytes_received = e.received_bytes.max(0.0) as u64;
+            d.total_bytes = e.total_bytes.max(0.0) as u64;
+            if !d.announced {
+                d.announced = true;
+                signals.push(("download_started", d.started_event()));
+            }
+            match e.state {
+                DownloadProgressState::InProgress => {}
+                DownloadProgressState::Completed => {
+                    d.state = DownloadState::Completed;
+                    d.end_time = Some(now_ms());
+                    let in_flight = e
+                        .file_path
+                        .clone()
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| self.downloads_dir().join(&d.guid));
+                    let done = unique_path(&self.downloads_dir(), &d.filename);
+                    match std::fs::rename(&in_flight, &done) {
+                        Ok(()) => d.path = done.display().to_string(),
+                        Err(err) => {
+                            tracing::warn!(download = %d.id, "could not rename the download: {err}");
+                            d.path = in_flight.display().to_string();
+                        }
+                    }
+                    signals.push(("download_completed", d.completed_event()));
+                }
+                DownloadProgressState::Canceled => {
+                    if d.state == DownloadState::InProgress {
+                        // Cancelled by us or the page ends as cancelled; the
+                        // browser reports a network failure the same way.
+                        d.state = if d.bytes_received < d.total_bytes || d.total_bytes == 0 {
+                            DownloadState::Cancelled
+                        } else {
+                            DownloadState::Failed
+                        };
+                    }
+                    d.end_time = Some(now_ms());
+                }
+            }
+            d.tab_id.clone()
+        };
+        if let Ok(tab) = self.tab(&tab_id) {
+            for (event_type, data) in signals {
+                tab.emit(TabSignal::Event { event_type, data });
+            }
+        }
     }
 
     pub async fn list_tabs(&self) -> Result<Vec<TabSummary>> {
@@ -311,13 +650,8 @@ impl Engine {
 
     pub async fn close_tab(&self, tab_id: &str) -> Result<()> {
         let tab = self.tab(tab_id)?;
-        self.tabs.write().unwrap().retain(|t| t.id != tab_id);
-        {
-            let mut active = self.active_tab.lock().unwrap();
-            if active.as_deref() == Some(tab_id) {
-                *active = self.tabs.read().unwrap().last().map(|t| t.id.clone());
-            }
-        }
+        self.forget_tab(tab_id);
+        tab.emit(TabSignal::Closed { reason: "user" });
         tab.page
             .execute(CloseTargetParams::new(tab.target_id.clone()))
             .await?;
@@ -360,6 +694,18 @@ impl Engine {
         hint: NavigationHint,
         dispatch: Dispatch,
     ) -> Result<Envelope> {
+        self.run_action_from(tab_id, options, hint, ScrollSource::Script, dispatch)
+            .await
+    }
+
+    async fn run_action_from(
+        &self,
+        tab_id: &str,
+        options: &ActionOptions,
+        hint: NavigationHint,
+        scroll_source: ScrollSource,
+        dispatch: Dispatch,
+    ) -> Result<Envelope> {
         self.ensure_agent_mode()?;
         let tab = self.tab(tab_id)?;
         ActionRun {
@@ -367,8 +713,9 @@ impl Engine {
             tab,
             options,
             hint,
+            scroll_source,
         }
-        .execute(dispatch, self.driver.as_ref())
+        .execute(dispatch)
         .await
     }
 
@@ -391,6 +738,7 @@ impl Engine {
         if !params.is_object() {
             return Err(Error::invalid("action params must be a JSON object"));
         }
+        let scroll_source = ScrollSource::for_action(name);
         let name = name.to_string();
         let dispatch: Dispatch = Box::new(move |tab: Arc<Tab>| {
             Box::pin(async move {
@@ -402,8 +750,14 @@ impl Engine {
                 Ok(handler.run(&name, params, context, host).await?)
             })
         });
-        self.run_action(tab_id, options, NavigationHint::None, dispatch)
-            .await
+        self.run_action_from(
+            tab_id,
+            options,
+            NavigationHint::None,
+            scroll_source,
+            dispatch,
+        )
+        .await
     }
 
     pub async fn navigate(
@@ -514,12 +868,11 @@ impl Engine {
         self.ensure_agent_mode()?;
         let tab = self.tab(tab_id)?;
         let _turn = tab.action_lock.lock().await;
-        self.driver.thaw(&tab).await?;
+        execution::thaw(&tab).await?;
         let result = tab.evaluate_value(script).await;
-        let frozen = self.driver.freeze(&tab).await?;
-        if !frozen {
-            tab.set_last_frame(None);
-        }
+        execution::freeze(&tab).await?;
+        // The script may have changed the page: the last frame is stale.
+        tab.set_last_frame(None);
         let (value, kind) = result?;
         Ok(json!({ "value": value, "type": kind }))
     }
@@ -571,7 +924,281 @@ impl Engine {
         params.prompt_text = prompt_text;
         tab.page.execute(params).await?;
         tab.clear_dialog();
+        // An action that opened the dialog left the page running (the
+        // renderer was inside the dialog); freeze it now.
+        execution::freeze(&tab).await?;
         Ok(json!({ "success": true }))
+    }
+
+    // ---- execution control ----
+
+    pub async fn execution(&self, tab_id: &str) -> Result<ExecutionState> {
+        let tab = self.tab(tab_id)?;
+        let state = tab.execution.lock().await.state();
+        Ok(state)
+    }
+
+    /// `POST /execution`: enables control on first use, then pauses or resumes.
+    pub async fn set_execution(
+        &self,
+        tab_id: &str,
+        paused: bool,
+        initial_virtual_time: Option<f64>,
+    ) -> Result<ExecutionState> {
+        self.ensure_agent_mode()?;
+        let tab = self.tab(tab_id)?;
+        let _turn = tab.action_lock.lock().await;
+        let enabled = tab.execution.lock().await.enabled;
+        if !enabled {
+            execution::enable(&tab, initial_virtual_time).await?;
+        }
+        if paused {
+            execution::freeze(&tab).await?;
+        } else {
+            execution::thaw(&tab).await?;
+        }
+        let state = tab.execution.lock().await.state();
+        Ok(state)
+    }
+
+    /// Human mode resumes every frozen page so a person can use it; agent
+    /// mode freezes again the ones it resumed.
+    pub async fn set_input_mode(&self, mode: InputMode) -> Result<()> {
+        let previous = std::mem::replace(&mut *self.input_mode.lock().unwrap(), mode);
+        if previous == mode {
+            return Ok(());
+        }
+        let tabs: Vec<Arc<Tab>> = self.tabs.read().unwrap().clone();
+        match mode {
+            InputMode::Human => {
+                let mut thawed = Vec::new();
+                for tab in tabs {
+                    if execution::is_frozen(&tab).await {
+                        execution::thaw(&tab).await?;
+                        thawed.push(tab.id.clone());
+                    }
+                }
+                *self.thawed_for_human.lock().unwrap() = thawed;
+            }
+            InputMode::Agent => {
+                let thawed = std::mem::take(&mut *self.thawed_for_human.lock().unwrap());
+                for tab in tabs.iter().filter(|t| thawed.contains(&t.id)) {
+                    execution::freeze(tab).await?;
+                    tab.set_last_frame(None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- file choosers, selects, downloads ----
+
+    fn find_tab<T>(&self, find: impl Fn(&Tab) -> Option<T>) -> Option<(Arc<Tab>, T)> {
+        self.tabs
+            .read()
+            .unwrap()
+            .iter()
+            .find_map(|t| find(t).map(|found| (t.clone(), found)))
+    }
+
+    /// `POST /file-chooser/{id}`: files for an open chooser, or cancel.
+    pub async fn answer_file_chooser(
+        &self,
+        chooser_id: &str,
+        files: Option<Vec<String>>,
+        save_path: Option<String>,
+        cancel: bool,
+    ) -> Result<Value> {
+        self.ensure_agent_mode()?;
+        let (tab, chooser) = self
+            .find_tab(|t| t.pending_file_chooser(chooser_id))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::FileChooserNotPresent,
+                    format!("File chooser {chooser_id} not found or already closed"),
+                )
+            })?;
+        if cancel {
+            tab.remove_file_chooser(chooser_id);
+            tab.emit(TabSignal::Event {
+                event_type: "file_chooser_cancelled",
+                data: json!({ "id": chooser.id, "tab_id": tab.id, "chooser_type": chooser.chooser_type }),
+            });
+            return Ok(json!({ "success": true, "cancelled": true }));
+        }
+        if save_path.is_some() {
+            return Err(Error::invalid(format!(
+                "file chooser {chooser_id} is an {} chooser: send \"files\", not \"path\"",
+                chooser.chooser_type
+            )));
+        }
+        let files = files.ok_or_else(|| {
+            Error::invalid("send \"files\" (a list of paths) or \"cancel\": true")
+        })?;
+        if files.is_empty() {
+            return Err(Error::invalid("\"files\" must list at least one path"));
+        }
+        if files.len() > 1 && chooser.chooser_type == "open" {
+            return Err(Error::invalid(format!(
+                "file chooser {chooser_id} takes one file, got {}",
+                files.len()
+            )));
+        }
+        let mut absolute = Vec::with_capacity(files.len());
+        for file in &files {
+            let path = std::path::Path::new(file);
+            let meta = std::fs::metadata(path).map_err(|_| {
+                Error::new(
+                    ErrorCode::FileNotFound,
+                    format!("file {file} does not exist"),
+                )
+            })?;
+            if !meta.is_file() || std::fs::File::open(path).is_err() {
+                return Err(Error::new(
+                    ErrorCode::FileNotReadable,
+                    format!("file {file} exists but cannot be read"),
+                ));
+            }
+            absolute.push(
+                std::fs::canonicalize(path)
+                    .unwrap_or_else(|_| path.to_path_buf())
+                    .display()
+                    .to_string(),
+            );
+        }
+        let mut params = SetFileInputFilesParams::new(absolute.clone());
+        params.backend_node_id = chooser.backend_node_id;
+        tab.page.execute(params).await?;
+        tab.remove_file_chooser(chooser_id);
+        tab.set_last_frame(None);
+        tab.emit(TabSignal::Event {
+            event_type: "file_selected",
+            data: json!({ "id": chooser.id, "tab_id": tab.id, "chooser_type": chooser.chooser_type, "files": absolute }),
+        });
+        Ok(json!({ "success": true }))
+    }
+
+    /// `POST /select/{id}`: picks options of an intercepted `<select>`.
+    pub async fn answer_select(
+        &self,
+        popup_id: &str,
+        indices: Option<Vec<u64>>,
+        cancel: bool,
+    ) -> Result<Value> {
+        self.ensure_agent_mode()?;
+        let (tab, select) = self
+            .find_tab(|t| t.pending_select(popup_id))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::NotFound,
+                    format!("Select popup {popup_id} not found or already closed"),
+                )
+            })?;
+        let token =
+            serde_json::to_string(&select.token).map_err(|e| Error::internal(e.to_string()))?;
+        if cancel {
+            tab.remove_select(popup_id);
+            tab.evaluate_json(&format!(
+                "window.__wabpSelect && window.__wabpSelect.cancel({token})"
+            ))
+            .await?;
+            return Ok(json!({ "success": true, "cancelled": true }));
+        }
+        let indices = indices.ok_or_else(|| {
+            Error::invalid("send \"indices\" (a list of option indices) or \"cancel\": true")
+        })?;
+        if indices.is_empty() {
+            return Err(Error::invalid("\"indices\" must list at least one option"));
+        }
+        if !select.multiple && indices.len() > 1 {
+            return Err(Error::invalid(format!(
+                "select {popup_id} takes one option, got {}",
+                indices.len()
+            )));
+        }
+        if let Some(bad) = indices.iter().find(|i| **i as usize >= select.option_count) {
+            return Err(Error::invalid(format!(
+                "option index {bad} is out of range: the select has {} options",
+                select.option_count
+            )));
+        }
+        let _turn = tab.action_lock.lock().await;
+        let result = tab
+            .evaluate_json(&format!(
+                "window.__wabpSelect ? window.__wabpSelect.apply({token}, {}) : {{ error: 'the page was replaced' }}",
+                json!(indices)
+            ))
+            .await?;
+        tab.remove_select(popup_id);
+        tab.set_last_frame(None);
+        if let Some(error) = result.get("error").and_then(Value::as_str) {
+            return Err(Error::new(
+                ErrorCode::NotFound,
+                format!("Select popup {popup_id}: {error}"),
+            ));
+        }
+        Ok(json!({ "success": true, "value": result.get("value") }))
+    }
+
+    pub fn downloads(&self, state: Option<DownloadState>, limit: usize) -> Vec<Download> {
+        self.downloads
+            .lock()
+            .unwrap()
+            .iter()
+            .rev()
+            .filter(|d| state.is_none_or(|s| d.state == s))
+            .take(limit)
+            .cloned()
+            .collect()
+    }
+
+    pub fn download(&self, id: &str) -> Result<Download> {
+        self.downloads
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|d| d.id == id)
+            .cloned()
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::DownloadNotFound,
+                    format!("download {id} not found"),
+                )
+            })
+    }
+
+    pub async fn cancel_download(&self, id: &str) -> Result<Value> {
+        let download = self.download(id)?;
+        if download.state != DownloadState::InProgress {
+            return Err(Error::invalid(format!(
+                "download {id} is not in progress (state: {})",
+                serde_json::to_value(download.state)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or("?")
+            )));
+        }
+        {
+            let browser = self.browser.read().await;
+            let browser = browser
+                .as_ref()
+                .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
+            browser
+                .browser
+                .execute(CancelDownloadParams::new(download.guid.clone()))
+                .await?;
+        }
+        if let Some(d) = self
+            .downloads
+            .lock()
+            .unwrap()
+            .iter_mut()
+            .find(|d| d.id == id)
+        {
+            d.state = DownloadState::Cancelled;
+            d.end_time = Some(now_ms());
+        }
+        Ok(json!({ "success": true, "message": "Download cancelled" }))
     }
 }
 

@@ -17,6 +17,11 @@ pub enum ErrorCode {
     ElementNotVisible,
     ElementNotInteractable,
     DialogNotPresent,
+    FileChooserNotPresent,
+    FileNotFound,
+    FileNotReadable,
+    DownloadNotFound,
+    DownloadFailed,
     EvaluationError,
     NotReady,
     BrowserInitFailed,
@@ -36,9 +41,14 @@ impl ErrorCode {
             | ErrorCode::ElementNotVisible
             | ErrorCode::ElementNotInteractable
             | ErrorCode::DialogNotPresent
+            | ErrorCode::FileNotFound
+            | ErrorCode::FileNotReadable
+            | ErrorCode::DownloadFailed
             | ErrorCode::EvaluationError => 400,
             ErrorCode::TabNotFound
             | ErrorCode::NotFound
+            | ErrorCode::FileChooserNotPresent
+            | ErrorCode::DownloadNotFound
             | ErrorCode::ElementNotFound
             | ErrorCode::SelectorNotFound => 404,
             ErrorCode::HumanMode => 409,
@@ -65,6 +75,11 @@ impl ErrorCode {
             ErrorCode::ElementNotVisible => "ELEMENT_NOT_VISIBLE",
             ErrorCode::ElementNotInteractable => "ELEMENT_NOT_INTERACTABLE",
             ErrorCode::DialogNotPresent => "DIALOG_NOT_PRESENT",
+            ErrorCode::FileChooserNotPresent => "FILE_CHOOSER_NOT_PRESENT",
+            ErrorCode::FileNotFound => "FILE_NOT_FOUND",
+            ErrorCode::FileNotReadable => "FILE_NOT_READABLE",
+            ErrorCode::DownloadNotFound => "DOWNLOAD_NOT_FOUND",
+            ErrorCode::DownloadFailed => "DOWNLOAD_FAILED",
             ErrorCode::EvaluationError => "EVALUATION_ERROR",
             ErrorCode::NotReady => "NOT_READY",
             ErrorCode::BrowserInitFailed => "BROWSER_INIT_FAILED",

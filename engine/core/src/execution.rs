@@ -1,35 +1,337 @@
-//! Execution control: where the action loop thaws the page before an action
-//! and freezes it after. Frame drivers implement this; the free-running one
-//! lets the page run (`--no-pause`).
+//! Execution control: frame drivers that freeze a page between actions and
+//! let it run, as virtual time, inside one.
+//!
+//! What freezes a page on Chromium 156 (measured, see STACK.md): virtual time
+//! paused (`Emulation.setVirtualTimePolicy{pause}`: timers, `Date.now`,
+//! `performance.now`) plus animation playback rate 0 (CSS animations). What
+//! draws frames decides the rest:
+//!
+//! - **deterministic**: `chromium-headless-shell` with the tab under
+//!   begin-frame control. The renderer draws only when the engine sends
+//!   `HeadlessExperimental.beginFrame`, so requestAnimationFrame stops too,
+//!   and captures come from a begin-frame with a screenshot.
+//! - **compositor**: any other Chromium (headed, `--connect`, popups). The
+//!   compositor draws on its own; rAF keeps its frame clock. Captures use
+//!   `Page.captureScreenshot`, bounded, with a thaw-capture-refreeze fallback.
+//! - **free-running** (`--no-pause`): nothing is frozen until a client turns
+//!   execution control on for the tab, which makes it a compositor tab.
+//!
+//! While a tab is thawed a clock task grants virtual time in budgets that
+//! follow real time (never `advance` without a budget: it races ahead
+//! ~500x), and, for deterministic tabs, issues the begin-frames.
 
-use async_trait::async_trait;
+use std::sync::Weak;
+use std::time::{Duration, Instant};
 
-use crate::error::Result;
+use base64::Engine as _;
+use chromiumoxide::cdp::browser_protocol::animation::{
+    EnableParams as AnimationEnableParams, SetPlaybackRateParams,
+};
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    SetVirtualTimePolicyParams, VirtualTimePolicy,
+};
+use chromiumoxide::cdp::browser_protocol::headless_experimental::{
+    BeginFrameParams, ScreenshotParams, ScreenshotParamsFormat,
+};
+use chromiumoxide::cdp::browser_protocol::network::TimeSinceEpoch;
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams,
+};
+use serde::Serialize;
+use tiny_skia::Pixmap;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::capture::decode_png;
+use crate::error::{Error, Result};
 use crate::tab::Tab;
 
-#[async_trait]
-pub trait FrameDriver: Send + Sync {
-    /// "free-running", "deterministic", "compositor".
-    fn name(&self) -> &'static str;
-    /// Lets the page run for the action.
-    async fn thaw(&self, tab: &Tab) -> Result<()>;
-    /// Stops the page after the wait. Returns whether the page is now frozen,
-    /// i.e. whether the next capture may reuse this one.
-    async fn freeze(&self, tab: &Tab) -> Result<bool>;
+/// How often the clock task grants virtual time (and, for deterministic tabs,
+/// draws a frame) while a tab is thawed.
+const TICK: Duration = Duration::from_millis(16);
+/// The most virtual time one grant may carry, so a stalled clock task never
+/// lets a page leap ahead.
+const MAX_BUDGET_MS: f64 = 100.0;
+/// Bound on one clock step's CDP commands.
+const STEP_LIMIT: Duration = Duration::from_secs(2);
+/// A compositor capture of a frozen page can hang (rAF in flight); after this
+/// the capture thaws the page for one frame and retries.
+const FROZEN_CAPTURE_LIMIT: Duration = Duration::from_secs(2);
+/// Begin-frame interval reported to the compositor (60 fps).
+const FRAME_INTERVAL_MS: f64 = 1000.0 / 60.0;
+
+/// headless-shell's GPU process dies on overlapping begin-frames ("Got
+/// overlapping IssueExternalBeginFrame"), even for different tabs: one at a
+/// time, browser-wide.
+static BEGIN_FRAME_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn begin_frame(
+    tab: &Tab,
+    params: BeginFrameParams,
+    limit: Duration,
+) -> Result<chromiumoxide::cdp::browser_protocol::headless_experimental::BeginFrameReturns> {
+    let _turn = BEGIN_FRAME_TURN.lock().await;
+    let response = tokio::time::timeout(limit, tab.page.execute(params))
+        .await
+        .map_err(|_| {
+            Error::timeout(format!(
+                "the begin-frame did not finish within {} ms",
+                limit.as_millis()
+            ))
+        })??;
+    Ok(response.result)
 }
 
-/// The page runs freely between actions; nothing is reused.
-pub struct FreeRunning;
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriverKind {
+    Deterministic,
+    Compositor,
+    FreeRunning,
+}
 
-#[async_trait]
-impl FrameDriver for FreeRunning {
-    fn name(&self) -> &'static str {
-        "free-running"
+impl DriverKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DriverKind::Deterministic => "deterministic",
+            DriverKind::Compositor => "compositor",
+            DriverKind::FreeRunning => "free-running",
+        }
     }
-    async fn thaw(&self, _tab: &Tab) -> Result<()> {
-        Ok(())
+}
+
+/// A tab's execution control state. Lives in the tab behind an async mutex
+/// that is held only for the few CDP commands of a thaw or freeze.
+pub struct Execution {
+    pub kind: DriverKind,
+    /// Execution control is on: actions thaw before and freeze after.
+    pub enabled: bool,
+    /// The page is frozen right now.
+    pub paused: bool,
+    /// Virtual time when control was first enabled, ms since the epoch.
+    pub virtual_time_base_ms: Option<f64>,
+    clock: Option<ClockTask>,
+}
+
+struct ClockTask {
+    stop: oneshot::Sender<()>,
+    handle: JoinHandle<()>,
+}
+
+/// What `GET /tabs/{id}/execution` answers.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecutionState {
+    pub enabled: bool,
+    pub paused: bool,
+    pub virtual_time_base_ms: Option<f64>,
+    pub frame_driver: &'static str,
+}
+
+impl Execution {
+    pub fn new(kind: DriverKind) -> Self {
+        Execution {
+            kind,
+            enabled: false,
+            paused: false,
+            virtual_time_base_ms: None,
+            clock: None,
+        }
     }
-    async fn freeze(&self, _tab: &Tab) -> Result<bool> {
-        Ok(false)
+
+    pub fn state(&self) -> ExecutionState {
+        ExecutionState {
+            enabled: self.enabled,
+            paused: self.paused,
+            virtual_time_base_ms: self.virtual_time_base_ms,
+            frame_driver: self.driver_name(),
+        }
     }
+
+    pub fn driver_name(&self) -> &'static str {
+        self.kind.name()
+    }
+}
+
+/// Turns execution control on for a tab and freezes it. `initial_virtual_time`
+/// (seconds since the epoch) applies only the first time.
+pub async fn enable(tab: &Tab, initial_virtual_time: Option<f64>) -> Result<()> {
+    let mut exec = tab.execution.lock().await;
+    if exec.enabled {
+        drop(exec);
+        return freeze(tab).await.map(|_| ());
+    }
+    if exec.kind == DriverKind::FreeRunning {
+        exec.kind = DriverKind::Compositor;
+    }
+    tab.page.execute(AnimationEnableParams::default()).await?;
+    let mut params = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause);
+    params.initial_virtual_time = initial_virtual_time.map(TimeSinceEpoch::new);
+    tab.page.execute(params).await?;
+    tab.page.execute(SetPlaybackRateParams::new(0.0)).await?;
+    exec.virtual_time_base_ms = Some(match initial_virtual_time {
+        Some(seconds) => seconds * 1000.0,
+        None => tab
+            .evaluate_json("Date.now()")
+            .await
+            .ok()
+            .and_then(|v| v.as_f64())
+            .unwrap_or_else(crate::capture::now_ms),
+    });
+    exec.enabled = true;
+    exec.paused = true;
+    Ok(())
+}
+
+/// Lets the page run: starts the clock task. No-op without execution control.
+pub async fn thaw(tab: &Tab) -> Result<()> {
+    let mut exec = tab.execution.lock().await;
+    if !exec.enabled || exec.clock.is_some() {
+        return Ok(());
+    }
+    tab.forget_frozen_frame();
+    tab.page.execute(SetPlaybackRateParams::new(1.0)).await?;
+    let (stop, stopped) = oneshot::channel();
+    let handle = tokio::spawn(run_clock(tab.weak(), exec.kind, stopped));
+    exec.clock = Some(ClockTask { stop, handle });
+    exec.paused = false;
+    Ok(())
+}
+
+/// Stops the page. Returns whether it is frozen now, i.e. whether a capture
+/// taken next stays valid until the next thaw.
+pub async fn freeze(tab: &Tab) -> Result<bool> {
+    let mut exec = tab.execution.lock().await;
+    if !exec.enabled {
+        return Ok(false);
+    }
+    if let Some(clock) = exec.clock.take() {
+        let _ = clock.stop.send(());
+        // The clock finishes its step (bounded), so no grant lands after the pause.
+        let _ = tokio::time::timeout(STEP_LIMIT * 2, clock.handle).await;
+    }
+    if tab.pending_dialog().is_some() {
+        // The renderer is inside the dialog: commands to it would wait for
+        // the dialog. The dialog's close refreezes (`Engine::handle_dialog`).
+        exec.paused = false;
+        return Ok(false);
+    }
+    tab.page
+        .execute(SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause))
+        .await?;
+    tab.page.execute(SetPlaybackRateParams::new(0.0)).await?;
+    exec.paused = true;
+    Ok(true)
+}
+
+/// Whether the page is frozen now.
+pub async fn is_frozen(tab: &Tab) -> bool {
+    let exec = tab.execution.lock().await;
+    exec.enabled && exec.paused
+}
+
+async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver<()>) {
+    // The first grant comes one tick after the thaw: a short command (a
+    // script, a screenshot) runs without moving the clock at all.
+    let mut last = Instant::now();
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(TICK) => {}
+        }
+        let Some(tab) = tab.upgrade() else { return };
+        if tab.pending_dialog().is_some() {
+            last = Instant::now();
+            continue;
+        }
+        let budget = (last.elapsed().as_secs_f64() * 1000.0).clamp(1.0, MAX_BUDGET_MS);
+        last = Instant::now();
+        let mut grant = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Advance);
+        grant.budget = Some(budget);
+        let _ = tokio::time::timeout(STEP_LIMIT, tab.page.execute(grant)).await;
+        if kind == DriverKind::Deterministic {
+            let frame = BeginFrameParams::builder()
+                .interval(FRAME_INTERVAL_MS)
+                .build();
+            let _ = begin_frame(&tab, frame, STEP_LIMIT).await;
+        }
+    }
+}
+
+/// Captures the viewport as pixels, the way the tab's driver draws frames.
+/// While the page stays frozen, the frame taken right after freezing is
+/// reused: a frozen page can't change, and re-drawing it would run rAF.
+pub async fn capture_pixels(tab: &Tab) -> Result<Pixmap> {
+    let frozen = is_frozen(tab).await;
+    if frozen {
+        if let Some(pixels) = tab.frozen_frame() {
+            return Ok(pixels);
+        }
+    }
+    let kind = tab.execution.lock().await.kind;
+    let pixels = match kind {
+        DriverKind::Deterministic => begin_frame_capture(tab).await?,
+        DriverKind::Compositor | DriverKind::FreeRunning => compositor_capture(tab, frozen).await?,
+    };
+    tab.remember_frame(&pixels, frozen);
+    Ok(pixels)
+}
+
+async fn begin_frame_capture(tab: &Tab) -> Result<Pixmap> {
+    let params = BeginFrameParams::builder()
+        .interval(FRAME_INTERVAL_MS)
+        .screenshot(ScreenshotParams {
+            format: Some(ScreenshotParamsFormat::Png),
+            quality: None,
+            optimize_for_speed: Some(true),
+        })
+        .build();
+    let response = begin_frame(tab, params, Duration::from_secs(10)).await?;
+    match &response.screenshot_data {
+        Some(data) => decode_base64_png(AsRef::<str>::as_ref(data)),
+        // No damage since the last frame: the last frame is still the picture.
+        None => Ok(match tab.last_pixels() {
+            Some(pixels) => pixels,
+            None => blank_viewport(tab).await?,
+        }),
+    }
+}
+
+async fn compositor_capture(tab: &Tab, frozen: bool) -> Result<Pixmap> {
+    let params = CaptureScreenshotParams {
+        format: Some(CaptureScreenshotFormat::Png),
+        optimize_for_speed: Some(true),
+        ..Default::default()
+    };
+    if !frozen {
+        let response = tab.page.execute(params).await?;
+        return decode_base64_png(AsRef::<str>::as_ref(&response.result.data));
+    }
+    match tokio::time::timeout(FROZEN_CAPTURE_LIMIT, tab.page.execute(params.clone())).await {
+        Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response?.result.data)),
+        Err(_) => {
+            tracing::debug!(tab = %tab.id, "frozen capture stalled; thawing for one frame");
+            thaw(tab).await?;
+            let response = tab.page.execute(params).await;
+            freeze(tab).await?;
+            decode_base64_png(AsRef::<str>::as_ref(&response?.result.data))
+        }
+    }
+}
+
+fn decode_base64_png(data: &str) -> Result<Pixmap> {
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| Error::internal(format!("screenshot data: {e}")))?;
+    decode_png(&png)
+}
+
+/// A white frame the size of the viewport, for a page that never drew.
+async fn blank_viewport(tab: &Tab) -> Result<Pixmap> {
+    let viewport = crate::tab::parse_viewport(&tab.evaluate_json(crate::tab::VIEWPORT_JS).await?);
+    let width = (viewport.width * viewport.device_scale_factor.max(1.0)).round() as u32;
+    let height = (viewport.height * viewport.device_scale_factor.max(1.0)).round() as u32;
+    let mut pixmap = Pixmap::new(width.max(1), height.max(1))
+        .ok_or_else(|| Error::internal("viewport has no size"))?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    Ok(pixmap)
 }

@@ -4,6 +4,7 @@
 pub mod action;
 pub mod browser;
 pub mod capture;
+pub mod downloads;
 pub mod engine;
 pub mod error;
 pub mod execution;

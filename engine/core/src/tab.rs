@@ -1,11 +1,12 @@
 //! One browser tab: its CDP page, the event pump that turns CDP events into
 //! signals, and the host capabilities action plugins use.
 
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::{Arc, Mutex as StdMutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, ResolveNodeParams};
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
     InsertTextParams, MouseButton as CdpMouseButton,
@@ -14,20 +15,28 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
+    AddScriptToEvaluateOnNewDocumentParams, EventFileChooserOpened, EventWindowOpen,
+    FileChooserOpenedMode, SetInterceptFileChooserDialogParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
     EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation,
     EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
     EventJavascriptDialogOpening, EventLoadEventFired, GetNavigationHistoryParams, NavigateParams,
     NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId};
-use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::cdp::js_protocol::runtime::{
+    AddBindingParams, CallFunctionOnParams, EvaluateParams, EventBindingCalled,
+};
 use futures::stream::{BoxStream, StreamExt};
 use serde::Serialize;
 use serde_json::Value;
+use tiny_skia::Pixmap;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::execution::{DriverKind, Execution};
 use crate::keys::key_definition;
 use crate::plugin::{
     ElementBox, HostError, HostResult, Modifiers, MouseButton, PageHost, Rect, RequestInfo,
@@ -45,6 +54,16 @@ pub enum TabSignal {
         reason: Option<String>,
     },
     DialogOpened(PendingDialog),
+    /// An envelope event other than navigation and dialog (file_chooser,
+    /// select_open, popup, download_*, file_selected, ...).
+    Event {
+        event_type: &'static str,
+        data: Value,
+    },
+    /// The tab's target is gone (script `window.close()`, crash, API).
+    Closed {
+        reason: &'static str,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -59,7 +78,29 @@ pub struct PendingDialog {
 #[derive(Debug, Clone)]
 pub struct CachedFrame {
     pub image: crate::capture::Screenshot,
+    /// Scroll state when it was taken.
+    pub viewport: ViewportInfo,
     pub frozen_since: bool,
+}
+
+/// A file chooser the page opened, intercepted; answered by
+/// `POST /file-chooser/{id}`.
+#[derive(Debug, Clone)]
+pub struct PendingFileChooser {
+    pub id: String,
+    pub backend_node_id: Option<BackendNodeId>,
+    pub chooser_type: &'static str,
+}
+
+/// A `<select>` the page tried to open, intercepted before any native popup;
+/// answered by `POST /select/{id}`.
+#[derive(Debug, Clone)]
+pub struct PendingSelect {
+    pub id: String,
+    /// The page-side handle of the element.
+    pub token: String,
+    pub multiple: bool,
+    pub option_count: usize,
 }
 
 #[derive(Debug, Default)]
@@ -72,6 +113,14 @@ struct TabState {
     last_frame: Option<CachedFrame>,
     /// Why the main frame's next navigation happens (anchorClick, reload, ...).
     pending_reason: Option<String>,
+    /// Features of the page's last `window.open`, to tell popup windows from tabs.
+    last_window_open: Option<Vec<String>>,
+    file_choosers: Vec<PendingFileChooser>,
+    selects: Vec<PendingSelect>,
+    /// The last captured frame, for a begin-frame that reports no damage.
+    last_pixels: Option<Pixmap>,
+    /// The frame taken while frozen; valid until the next thaw.
+    frozen_pixels: Option<Pixmap>,
 }
 
 pub struct Tab {
@@ -80,7 +129,12 @@ pub struct Tab {
     pub page: Page,
     /// One action at a time per tab; other tabs run in parallel.
     pub action_lock: tokio::sync::Mutex<()>,
+    /// Frame driver and freeze state; held only for a thaw or a freeze.
+    pub execution: tokio::sync::Mutex<Execution>,
+    /// The tab that opened this one, for popups.
+    pub opener: Option<String>,
     state: StdMutex<TabState>,
+    self_ref: Weak<Tab>,
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
 }
@@ -117,8 +171,14 @@ pub fn same_site(a: &str, b: &str) -> bool {
 }
 
 impl Tab {
-    /// Wraps a page and starts its event pump.
-    pub async fn attach(id: String, page: Page) -> Result<Arc<Tab>> {
+    /// Wraps a page, sets up the interceptions (file chooser, `<select>`)
+    /// and starts its event pump.
+    pub async fn attach(
+        id: String,
+        page: Page,
+        kind: DriverKind,
+        opener: Option<String>,
+    ) -> Result<Arc<Tab>> {
         let (signals, _) = broadcast::channel(1024);
         let target_id = page.target_id().clone();
         let main_frame = page
@@ -127,17 +187,20 @@ impl Tab {
             .ok()
             .flatten()
             .map(|f| f.inner().clone());
-        let tab = Arc::new(Tab {
+        let tab = Arc::new_cyclic(|self_ref| Tab {
             id,
             target_id,
             page,
             action_lock: tokio::sync::Mutex::new(()),
+            execution: tokio::sync::Mutex::new(Execution::new(kind)),
+            opener,
             state: StdMutex::new(TabState {
                 main_frame,
                 ..TabState::default()
             }),
             signals,
             pump: StdMutex::new(None),
+            self_ref: self_ref.clone(),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -149,7 +212,29 @@ impl Tab {
             }
         });
         *tab.pump.lock().unwrap() = Some(pump);
+        tab.install_interceptions().await?;
         Ok(tab)
+    }
+
+    /// File choosers come back as events instead of native dialogs, and
+    /// `<select>` popups are caught page-side before they open.
+    async fn install_interceptions(&self) -> Result<()> {
+        self.page
+            .execute(SetInterceptFileChooserDialogParams::new(true))
+            .await?;
+        self.page
+            .execute(AddBindingParams::new(SELECT_BINDING))
+            .await?;
+        self.page
+            .execute(AddScriptToEvaluateOnNewDocumentParams::new(SELECT_JS))
+            .await?;
+        // The current document predates the script.
+        let _ = self.evaluate_json(SELECT_JS).await;
+        Ok(())
+    }
+
+    pub fn weak(&self) -> Weak<Tab> {
+        self.self_ref.clone()
     }
 
     async fn event_streams(&self) -> Result<Vec<BoxStream<'static, RawEvent>>> {
@@ -198,6 +283,18 @@ impl Tab {
             p.event_listener::<EventJavascriptDialogClosed>()
                 .await?
                 .map(|_| RawEvent::DialogClosed)
+                .boxed(),
+            p.event_listener::<EventFileChooserOpened>()
+                .await?
+                .map(RawEvent::FileChooserOpened)
+                .boxed(),
+            p.event_listener::<EventBindingCalled>()
+                .await?
+                .map(RawEvent::BindingCalled)
+                .boxed(),
+            p.event_listener::<EventWindowOpen>()
+                .await?
+                .map(RawEvent::WindowOpen)
                 .boxed(),
         ])
     }
@@ -255,6 +352,9 @@ impl Tab {
                     );
                     state.url = url.clone();
                     state.last_frame = None;
+                    state.frozen_pixels = None;
+                    state.file_choosers.clear();
+                    state.selects.clear();
                     let reason = state.pending_reason.take();
                     let _ = self
                         .signals
@@ -282,6 +382,60 @@ impl Tab {
                 state.dialog = None;
                 None
             }
+            RawEvent::WindowOpen(e) => {
+                state.last_window_open = Some(e.window_features.clone());
+                None
+            }
+            RawEvent::FileChooserOpened(e) => {
+                let chooser = PendingFileChooser {
+                    id: short_id("fc"),
+                    backend_node_id: e.backend_node_id,
+                    chooser_type: match e.mode {
+                        FileChooserOpenedMode::SelectSingle => "open",
+                        FileChooserOpenedMode::SelectMultiple => "open_multiple",
+                    },
+                };
+                state.file_choosers.push(chooser.clone());
+                // The accept list needs a round trip to the page.
+                if let Some(tab) = self.self_ref.upgrade() {
+                    tokio::spawn(async move { tab.announce_file_chooser(chooser).await });
+                }
+                None
+            }
+            RawEvent::BindingCalled(e) if e.name == SELECT_BINDING => {
+                let payload: Value = serde_json::from_str(&e.payload).unwrap_or(Value::Null);
+                let options = payload
+                    .get("options")
+                    .cloned()
+                    .unwrap_or(Value::Array(vec![]));
+                let select = PendingSelect {
+                    id: short_id("sp"),
+                    token: payload
+                        .get("token")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    multiple: payload
+                        .get("multiple")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    option_count: options.as_array().map_or(0, Vec::len),
+                };
+                // One pending popup per element: a second open replaces the first.
+                state.selects.retain(|s| s.token != select.token);
+                state.selects.push(select.clone());
+                Some(TabSignal::Event {
+                    event_type: "select_open",
+                    data: serde_json::json!({
+                        "id": select.id,
+                        "tab_id": self.id,
+                        "multiple": select.multiple,
+                        "options": options,
+                        "pending": true,
+                    }),
+                })
+            }
+            RawEvent::BindingCalled(_) => None,
         };
         drop(state);
         if let Some(signal) = signal {
@@ -309,6 +463,10 @@ impl Tab {
         self.state.lock().unwrap().dialog = None;
     }
 
+    pub fn main_frame(&self) -> Option<String> {
+        self.state.lock().unwrap().main_frame.clone()
+    }
+
     pub fn is_loading(&self) -> bool {
         self.state.lock().unwrap().loading
     }
@@ -319,6 +477,104 @@ impl Tab {
 
     pub fn set_last_frame(&self, frame: Option<CachedFrame>) {
         self.state.lock().unwrap().last_frame = frame;
+    }
+
+    /// The page is about to run: frames taken while frozen stop being current.
+    pub fn forget_frozen_frame(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.frozen_pixels = None;
+        if let Some(frame) = &mut state.last_frame {
+            frame.frozen_since = false;
+        }
+    }
+
+    pub fn frozen_frame(&self) -> Option<Pixmap> {
+        self.state.lock().unwrap().frozen_pixels.clone()
+    }
+
+    pub fn last_pixels(&self) -> Option<Pixmap> {
+        self.state.lock().unwrap().last_pixels.clone()
+    }
+
+    pub fn remember_frame(&self, pixels: &Pixmap, frozen: bool) {
+        let mut state = self.state.lock().unwrap();
+        state.last_pixels = Some(pixels.clone());
+        state.frozen_pixels = frozen.then(|| pixels.clone());
+    }
+
+    /// Sends a signal to whoever watches this tab (an action in flight).
+    pub fn emit(&self, signal: TabSignal) {
+        let _ = self.signals.send(signal);
+    }
+
+    /// Features of the last `window.open` this page called, if any.
+    pub fn take_window_open(&self) -> Option<Vec<String>> {
+        self.state.lock().unwrap().last_window_open.take()
+    }
+
+    async fn announce_file_chooser(&self, chooser: PendingFileChooser) {
+        let mut accept = String::new();
+        if let Some(node) = chooser.backend_node_id {
+            let resolved = self
+                .page
+                .execute(ResolveNodeParams::builder().backend_node_id(node).build())
+                .await;
+            if let Some(object_id) = resolved
+                .ok()
+                .and_then(|r| r.result.object.object_id.clone())
+            {
+                if let Ok(params) = CallFunctionOnParams::builder()
+                    .object_id(object_id)
+                    .function_declaration("function() { return this.accept || ''; }")
+                    .return_by_value(true)
+                    .build()
+                {
+                    if let Ok(r) = self.page.execute(params).await {
+                        accept = r
+                            .result
+                            .result
+                            .value
+                            .as_ref()
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string();
+                    }
+                }
+            }
+        }
+        self.emit(TabSignal::Event {
+            event_type: "file_chooser",
+            data: serde_json::json!({
+                "id": chooser.id,
+                "tab_id": self.id,
+                "chooser_type": chooser.chooser_type,
+                "accepts": accepts_from_attribute(&accept),
+                "multiple": chooser.chooser_type == "open_multiple",
+                "pending": true,
+            }),
+        });
+    }
+
+    pub fn pending_file_chooser(&self, id: &str) -> Option<PendingFileChooser> {
+        let state = self.state.lock().unwrap();
+        state.file_choosers.iter().find(|c| c.id == id).cloned()
+    }
+
+    pub fn remove_file_chooser(&self, id: &str) {
+        self.state
+            .lock()
+            .unwrap()
+            .file_choosers
+            .retain(|c| c.id != id);
+    }
+
+    pub fn pending_select(&self, id: &str) -> Option<PendingSelect> {
+        let state = self.state.lock().unwrap();
+        state.selects.iter().find(|s| s.id == id).cloned()
+    }
+
+    pub fn remove_select(&self, id: &str) {
+        self.state.lock().unwrap().selects.retain(|s| s.id != id);
     }
 
     /// URL and title from the browser process, so it answers even while a
@@ -537,6 +793,91 @@ enum RawEvent {
     Load,
     DialogOpening(Arc<EventJavascriptDialogOpening>),
     DialogClosed,
+    FileChooserOpened(Arc<EventFileChooserOpened>),
+    BindingCalled(Arc<EventBindingCalled>),
+    WindowOpen(Arc<EventWindowOpen>),
+}
+
+/// `prefix_` + 12 hex digits, unique enough within one engine.
+pub fn short_id(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    let mixed = (nanos << 16 ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 0xffff_ffff_ffff;
+    format!("{prefix}_{mixed:012x}")
+}
+
+/// The binding the page-side `<select>` interceptor calls.
+const SELECT_BINDING: &str = "__wabpSelectOpen";
+
+/// Page-side: catches a `<select>` before its popup opens (mouse or keyboard),
+/// reports its options through the binding, and keeps the element for
+/// `__wabpSelect.apply`. Installed in every document.
+const SELECT_JS: &str = r#"(() => {
+  if (window.__wabpSelect) return;
+  const pending = new Map();
+  let seq = 0;
+  const open = (el) => {
+    const token = 's' + (++seq) + '_' + Math.random().toString(36).slice(2, 8);
+    pending.set(token, el);
+    const options = Array.from(el.options).map((o, i) => ({ index: i, label: o.label || o.text, selected: o.selected }));
+    try { window.__wabpSelectOpen(JSON.stringify({ token, multiple: el.multiple, options })); } catch (e) {}
+  };
+  const selectOf = (t) => t instanceof HTMLSelectElement ? t : (t && t.closest ? t.closest('select') : null);
+  addEventListener('mousedown', (e) => {
+    const el = selectOf(e.target);
+    if (!el || el.disabled || e.button !== 0) return;
+    e.preventDefault();
+    el.focus();
+    open(el);
+  }, true);
+  addEventListener('keydown', (e) => {
+    const el = selectOf(e.target);
+    if (!el || el.disabled) return;
+    if (e.key === ' ' || e.key === 'Enter' || e.key === 'F4' || (e.altKey && (e.key === 'ArrowDown' || e.key === 'ArrowUp'))) {
+      e.preventDefault();
+      open(el);
+    }
+  }, true);
+  Object.defineProperty(window, '__wabpSelect', { enumerable: false, value: {
+    apply(token, indices) {
+      const el = pending.get(token);
+      pending.delete(token);
+      if (!el || !el.isConnected) return { error: 'the <select> is no longer in the page' };
+      Array.from(el.options).forEach((o, i) => { o.selected = indices.includes(i); });
+      el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+      return { value: el.value };
+    },
+    cancel(token) { pending.delete(token); return {}; },
+  } });
+})()"#;
+
+/// ABP's `accepts` list from an `accept` attribute: extensions grouped,
+/// each MIME pattern on its own.
+fn accepts_from_attribute(accept: &str) -> Value {
+    let mut extensions = Vec::new();
+    let mut groups = Vec::new();
+    for token in accept.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        match token.strip_prefix('.') {
+            Some(ext) => extensions.push(ext.to_ascii_lowercase()),
+            None => groups.push(serde_json::json!({ "description": token, "extensions": ["*"] })),
+        }
+    }
+    if !extensions.is_empty() {
+        groups.insert(
+            0,
+            serde_json::json!({ "description": "Files", "extensions": extensions }),
+        );
+    }
+    if groups.is_empty() {
+        groups.push(serde_json::json!({ "description": "All Files", "extensions": ["*"] }));
+    }
+    Value::Array(groups)
 }
 
 /// Page-side: the box of an element, as `ElementBox` JSON.
@@ -584,7 +925,7 @@ fn page_error(value: &Value) -> Option<HostError> {
         .map(|e| HostError::Invalid(e.to_string()))
 }
 
-pub const VIEWPORT_JS: &str = "(() => { const d = document.documentElement; return { width: innerWidth, height: innerHeight, scroll_x: scrollX, scroll_y: scrollY, page_width: Math.max(d ? d.scrollWidth : 0, innerWidth), page_height: Math.max(d ? d.scrollHeight : 0, innerHeight), device_scale_factor: devicePixelRatio }; })()";
+pub const VIEWPORT_JS: &str = "(() => { const d = document.documentElement; return { now: Date.now(), width: innerWidth, height: innerHeight, scroll_x: scrollX, scroll_y: scrollY, page_width: Math.max(d ? d.scrollWidth : 0, innerWidth), page_height: Math.max(d ? d.scrollHeight : 0, innerHeight), device_scale_factor: devicePixelRatio }; })()";
 
 pub fn parse_viewport(v: &Value) -> ViewportInfo {
     let num = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);

@@ -44,6 +44,7 @@ async fn session_data(State(state): State<AppState>) -> Json<Value> {
             "database_path": dir.join("history.db"),
             "screenshots_dir": dir.join("screenshots"),
             "screenshots_enabled": false,
+            "downloads_dir": state.engine.downloads_dir(),
         }
     }))
 }
@@ -62,7 +63,7 @@ async fn set_input_mode(State(state): State<AppState>, Body(body): Body) -> ApiR
             )));
         }
     };
-    state.engine.set_input_mode(mode);
+    state.engine.set_input_mode(mode).await?;
     Ok(Json(json!({ "input_mode": mode })))
 }
 

@@ -5,6 +5,7 @@
 mod body;
 mod browser;
 mod error;
+mod execution;
 mod tabs;
 
 use std::sync::Arc;
@@ -30,6 +31,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(browser::router())
         .merge(tabs::router())
+        .merge(execution::router())
         .fallback(|| async {
             error_response(
                 StatusCode::NOT_FOUND,

@@ -1,0 +1,560 @@
+//! Execution control and every ABP event, against real headless Chromium:
+//! frozen pages, virtual time, file choosers, selects, popups, closed tabs,
+//! scrolls, downloads, and their endpoints.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{block_on, decode_webp, eventually, exclusive, shared};
+use serde_json::{Value, json};
+
+fn event<'a>(envelope: &'a Value, kind: &str) -> Option<&'a Value> {
+    envelope["events"]
+        .as_array()?
+        .iter()
+        .find(|e| e["type"] == kind)
+}
+
+fn state_numbers(text: &str) -> (i64, i64) {
+    let field = |name: &str| {
+        text.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(-1)
+    };
+    (field("count"), field("now"))
+}
+
+async fn page_state(h: &common::Harness, tab: &str) -> String {
+    let (status, body) = h
+        .post(
+            &format!("/tabs/{tab}/text"),
+            json!({ "selector": "#state" }),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    body["text"].as_str().unwrap().to_string()
+}
+
+async fn screenshot_bytes(h: &common::Harness, tab: &str) -> Vec<u8> {
+    let response = h
+        .http
+        .get(format!(
+            "{}/tabs/{tab}/screenshot?disable_markup=grid",
+            h.server.api
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    response.bytes().await.unwrap().to_vec()
+}
+
+#[test]
+fn default_driver_is_deterministic_on_headless_shell() {
+    let (h, _g) = shared();
+    block_on(async {
+        let (_, status) = h.get("/browser/status").await;
+        let executable = status["data"]["executable"].as_str().unwrap_or_default();
+        let expected = if executable.contains("headless-shell") {
+            "deterministic"
+        } else {
+            "compositor"
+        };
+        assert_eq!(status["data"]["frame_driver"], expected, "{status}");
+        let tab = h.tab_on("/second").await;
+        let (code, state) = h.get(&format!("/tabs/{tab}/execution")).await;
+        assert_eq!(code, 200, "{state}");
+        assert_eq!(state["frame_driver"], expected);
+        assert_eq!(state["enabled"], true);
+        assert_eq!(state["paused"], true);
+        assert!(state["virtual_time_base_ms"].as_f64().unwrap() > 1.6e12);
+    });
+}
+
+#[test]
+fn a_frozen_page_keeps_its_timers_clock_and_frames_still() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/timer").await;
+        // Let it run a little so the state line is drawn.
+        h.post(&format!("/tabs/{tab}/wait"), json!({ "ms": 300 }))
+            .await;
+        let first = page_state(h, &tab).await;
+        let shot_a = screenshot_bytes(h, &tab).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let second = page_state(h, &tab).await;
+        let shot_b = screenshot_bytes(h, &tab).await;
+        assert_eq!(first, second, "timers and Date.now moved while frozen");
+        assert!(shot_a == shot_b, "two frozen screenshots 1 s apart differ");
+
+        // A wait lets it run for about the waited virtual time.
+        let (status, env) = h
+            .post(&format!("/tabs/{tab}/wait"), json!({ "ms": 1000 }))
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let after = page_state(h, &tab).await;
+        let (count_a, now_a) = state_numbers(&first);
+        let (count_b, now_b) = state_numbers(&after);
+        let ticks = count_b - count_a;
+        let advanced = now_b - now_a;
+        assert!(
+            (6..=14).contains(&ticks),
+            "{ticks} timer ticks in a 1000 ms wait: {first} -> {after}"
+        );
+        assert!(
+            (700..=1400).contains(&advanced),
+            "clock advanced {advanced} ms in a 1000 ms wait"
+        );
+        let before_vt = env["screenshot_before"]["virtual_time_ms"]
+            .as_f64()
+            .unwrap();
+        let after_vt = env["screenshot_after"]["virtual_time_ms"].as_f64().unwrap();
+        assert!(
+            (700.0..=1400.0).contains(&(after_vt - before_vt)),
+            "envelope virtual times {before_vt} -> {after_vt}"
+        );
+        // The animation moved during the wait: the frame is not stuck.
+        let shot_c = screenshot_bytes(h, &tab).await;
+        assert!(shot_c != shot_b, "the page did not draw while running");
+        let (w, _, _) = decode_webp(&shot_c);
+        assert_eq!(w, 1280);
+    });
+}
+
+#[test]
+fn execution_endpoint_pauses_and_resumes() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/timer").await;
+        let (status, state) = h
+            .post(
+                &format!("/tabs/{tab}/execution"),
+                json!({ "paused": false }),
+            )
+            .await;
+        assert_eq!(status, 200, "{state}");
+        assert_eq!(
+            (state["enabled"].clone(), state["paused"].clone()),
+            (json!(true), json!(false))
+        );
+        let running = page_state(h, &tab).await;
+        let moved = eventually(Duration::from_secs(3), || async {
+            let now = page_state(h, &tab).await;
+            (now != running).then_some(now)
+        })
+        .await;
+        assert!(moved.is_some(), "a resumed page runs on its own");
+
+        let (_, state) = h
+            .post(&format!("/tabs/{tab}/execution"), json!({ "paused": true }))
+            .await;
+        assert_eq!(state["paused"], true);
+        let held = page_state(h, &tab).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(page_state(h, &tab).await, held);
+        let (_, got) = h.get(&format!("/tabs/{tab}/execution")).await;
+        assert_eq!(got["paused"], true);
+
+        let (status, err) = h.post(&format!("/tabs/{tab}/execution"), json!({})).await;
+        assert_eq!(status, 400);
+        assert!(err["error"].as_str().unwrap().contains("paused"), "{err}");
+        let (status, _) = h
+            .post(
+                &format!("/tabs/{tab}/execution"),
+                json!({ "paused": "yes" }),
+            )
+            .await;
+        assert_eq!(status, 400);
+        let (status, _) = h
+            .post(
+                &format!("/tabs/{tab}/execution"),
+                json!({ "paused": true, "initial_virtual_time": "soon" }),
+            )
+            .await;
+        assert_eq!(status, 400);
+        let (status, err) = h.get("/tabs/tab_nope/execution").await;
+        assert_eq!((status, err["code"].clone()), (404, json!("TAB_NOT_FOUND")));
+    });
+}
+
+#[test]
+fn file_chooser_events_and_endpoint() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/events").await;
+        let (x, y) = h.center(&tab, "#file").await;
+        let (status, env) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": x, "y": y }))
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let chooser = event(&env, "file_chooser")
+            .expect("file_chooser event")
+            .clone();
+        let id = chooser["data"]["id"].as_str().unwrap().to_string();
+        assert!(id.starts_with("fc_"));
+        assert_eq!(chooser["data"]["chooser_type"], "open");
+        assert_eq!(chooser["data"]["multiple"], false);
+        assert_eq!(chooser["data"]["pending"], true);
+        assert_eq!(chooser["data"]["tab_id"], tab.as_str());
+        assert_eq!(
+            chooser["data"]["accepts"][0]["extensions"],
+            json!(["txt", "csv"])
+        );
+
+        let (status, err) = h
+            .post(
+                &format!("/file-chooser/{id}"),
+                json!({ "files": ["/nonexistent/x.txt"] }),
+            )
+            .await;
+        assert_eq!(
+            (status, err["code"].clone()),
+            (400, json!("FILE_NOT_FOUND")),
+            "{err}"
+        );
+        let (status, err) = h
+            .post(&format!("/file-chooser/{id}"), json!({ "files": ["/tmp"] }))
+            .await;
+        assert_eq!(
+            (status, err["code"].clone()),
+            (400, json!("FILE_NOT_READABLE")),
+            "{err}"
+        );
+        let file = common::temp_dir("upload").join("notes.txt");
+        std::fs::write(&file, "hello").unwrap();
+        let (status, ok) = h
+            .post(&format!("/file-chooser/{id}"), json!({ "files": [file] }))
+            .await;
+        assert_eq!((status, ok), (200, json!({ "success": true })));
+        let log = h.eval(&tab, "window.log.join(',')").await;
+        assert!(
+            log.as_str().unwrap().contains("change:file:notes.txt"),
+            "{log}"
+        );
+        let (status, err) = h
+            .post(&format!("/file-chooser/{id}"), json!({ "files": [file] }))
+            .await;
+        assert_eq!(
+            (status, err["code"].clone()),
+            (404, json!("FILE_CHOOSER_NOT_PRESENT"))
+        );
+
+        // Multiple, then cancelled.
+        let (x, y) = h.center(&tab, "#files").await;
+        let (_, env) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": x, "y": y }))
+            .await;
+        let chooser = event(&env, "file_chooser").expect("second chooser");
+        assert_eq!(chooser["data"]["chooser_type"], "open_multiple");
+        assert_eq!(chooser["data"]["multiple"], true);
+        let id = chooser["data"]["id"].as_str().unwrap();
+        let (status, ok) = h
+            .post(&format!("/file-chooser/{id}"), json!({ "cancel": true }))
+            .await;
+        assert_eq!(
+            (status, ok),
+            (200, json!({ "success": true, "cancelled": true }))
+        );
+    });
+}
+
+#[test]
+fn select_popups_are_intercepted_and_answered() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/events").await;
+        let (x, y) = h.center(&tab, "#single").await;
+        let (status, env) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": x, "y": y }))
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let open = event(&env, "select_open")
+            .expect("select_open event")
+            .clone();
+        let id = open["data"]["id"].as_str().unwrap().to_string();
+        assert!(id.starts_with("sp_"));
+        assert_eq!(open["data"]["multiple"], false);
+        assert_eq!(
+            open["data"]["options"][1],
+            json!({ "index": 1, "label": "Banana", "selected": false })
+        );
+        assert_eq!(open["data"]["options"][0]["selected"], true);
+
+        let (status, err) = h
+            .post(&format!("/select/{id}"), json!({ "indices": [7] }))
+            .await;
+        assert_eq!(status, 400, "{err}");
+        let (status, err) = h
+            .post(&format!("/select/{id}"), json!({ "indices": [0, 1] }))
+            .await;
+        assert_eq!(status, 400, "{err}");
+        let (status, ok) = h
+            .post(&format!("/select/{id}"), json!({ "indices": [2] }))
+            .await;
+        assert_eq!(status, 200, "{ok}");
+        assert_eq!(ok["success"], true);
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('single').value")
+                .await,
+            "Cherry"
+        );
+        let log = h.eval(&tab, "window.log.join(',')").await;
+        assert!(
+            log.as_str().unwrap().contains("input:single:Cherry")
+                && log.as_str().unwrap().contains("change:single:Cherry"),
+            "{log}"
+        );
+        let (status, err) = h
+            .post(&format!("/select/{id}"), json!({ "indices": [1] }))
+            .await;
+        assert_eq!(status, 404, "{err}");
+        assert!(
+            err["error"]
+                .as_str()
+                .unwrap()
+                .contains("not found or already closed")
+        );
+
+        let (x, y) = h.center(&tab, "#multi").await;
+        let (_, env) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": x, "y": y }))
+            .await;
+        let open = event(&env, "select_open").expect("multi select_open");
+        assert_eq!(open["data"]["multiple"], true);
+        let id = open["data"]["id"].as_str().unwrap();
+        let (status, _) = h
+            .post(&format!("/select/{id}"), json!({ "indices": [0, 2] }))
+            .await;
+        assert_eq!(status, 200);
+        let picked = h
+            .eval(&tab, "Array.from(document.getElementById('multi').selectedOptions).map(o => o.text).join('|')")
+            .await;
+        assert_eq!(picked, "Red|Blue");
+        let (status, _) = h
+            .post("/select/sp_missing", json!({ "cancel": true }))
+            .await;
+        assert_eq!(status, 404);
+    });
+}
+
+#[test]
+fn popups_become_tabs_and_a_script_close_is_reported() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/events").await;
+        let (x, y) = h.center(&tab, "#openwin").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": 800 } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let popup = event(&env, "popup").expect("popup event").clone();
+        assert_eq!(popup["data"]["source_tab_id"], tab.as_str());
+        assert_eq!(popup["data"]["popup_type"], "window");
+        let new_tab = popup["data"]["new_tab_id"].as_str().unwrap().to_string();
+        let (_, tabs) = h.get("/tabs").await;
+        assert!(
+            tabs.as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["id"] == new_tab.as_str()),
+            "{tabs}"
+        );
+
+        // The popup is a tab like any other; its script closes it.
+        let listed = eventually(Duration::from_secs(5), || async {
+            let (_, info) = h.get(&format!("/tabs/{new_tab}")).await;
+            info["url"]
+                .as_str()
+                .filter(|u| u.ends_with("/closer"))
+                .map(str::to_string)
+        })
+        .await;
+        assert!(listed.is_some(), "popup loaded /closer");
+        let (x, y) = h.center(&new_tab, "#close").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{new_tab}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "timeout_ms": 5000 } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let closed = event(&env, "tab_closed").expect("tab_closed event");
+        assert_eq!(closed["data"]["reason"], "script");
+        assert_eq!(env["timing"]["wait_reason"], "tab_closed");
+        let (status, _) = h.get(&format!("/tabs/{new_tab}")).await;
+        assert_eq!(status, 404);
+
+        let (x, y) = h.center(&tab, "#newtab").await;
+        let (_, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": 800 } }),
+            )
+            .await;
+        let popup = event(&env, "popup").expect("target=_blank popup");
+        assert_eq!(popup["data"]["popup_type"], "tab");
+    });
+}
+
+#[test]
+fn scrolling_reports_delta_position_and_source() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/events").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/scroll"),
+                json!({ "x": 640, "y": 600, "delta_y": 300 }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let scroll = event(&env, "scroll").expect("scroll event");
+        assert_eq!(scroll["data"]["source"], "wheel");
+        assert_eq!(scroll["data"]["delta"]["direction"], "down");
+        assert_eq!(scroll["data"]["delta"]["y"], 300.0);
+        assert_eq!(scroll["data"]["position"]["vertical_px"], 300.0);
+        assert_eq!(env["scroll"]["vertical_px"], 300.0);
+
+        let (_, env) = h
+            .post(
+                &format!("/tabs/{tab}/keyboard/press"),
+                json!({ "key": "Home" }),
+            )
+            .await;
+        let scroll = event(&env, "scroll").expect("keyboard scroll event");
+        assert_eq!(scroll["data"]["source"], "keyboard");
+        assert_eq!(scroll["data"]["delta"]["direction"], "up");
+        assert_eq!(env["scroll"]["vertical_px"], 0.0);
+
+        // Nothing moved: no scroll event.
+        let (_, env) = h
+            .post(&format!("/tabs/{tab}/move"), json!({ "x": 10, "y": 10 }))
+            .await;
+        assert!(event(&env, "scroll").is_none(), "{}", env["events"]);
+    });
+}
+
+#[test]
+fn downloads_are_saved_listed_and_cancellable() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/events").await;
+        let (x, y) = h.center(&tab, "#download").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": 1500 } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let started = event(&env, "download_started")
+            .expect("download_started")
+            .clone();
+        assert_eq!(started["data"]["filename"], "report.txt");
+        assert_eq!(started["data"]["mime_type"], "text/plain");
+        let id = started["data"]["download_id"].as_str().unwrap().to_string();
+        let done = eventually(Duration::from_secs(5), || async {
+            let (_, d) = h.get(&format!("/downloads/{id}")).await;
+            (d["state"] == "completed").then_some(d)
+        })
+        .await
+        .expect("download completes");
+        assert_eq!(done["percent_complete"], 100.0);
+        assert_eq!(done["bytes_received"], 18);
+        let path = done["path"].as_str().unwrap();
+        assert!(path.ends_with("report.txt"), "{path}");
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            "quarterly numbers\n"
+        );
+        if let Some(completed) = event(&env, "download_completed") {
+            assert_eq!(completed["data"]["path"], path);
+        }
+
+        let (_, list) = h.get("/downloads?state=completed&limit=10").await;
+        assert!(
+            list["downloads"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["id"] == id.as_str())
+        );
+        let (status, _) = h.get("/downloads?state=sideways").await;
+        assert_eq!(status, 400);
+        let (status, err) = h.get("/downloads/dl_nope").await;
+        assert_eq!(
+            (status, err["code"].clone()),
+            (404, json!("DOWNLOAD_NOT_FOUND"))
+        );
+        let (status, _) = h.post(&format!("/downloads/{id}/cancel"), json!({})).await;
+        assert_eq!(status, 400, "a completed download can't be cancelled");
+
+        let (x, y) = h.center(&tab, "#slowdl").await;
+        let (_, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": 1000 } }),
+            )
+            .await;
+        let slow = event(&env, "download_started").expect("slow download started");
+        let slow_id = slow["data"]["download_id"].as_str().unwrap().to_string();
+        let (_, d) = h.get(&format!("/downloads/{slow_id}")).await;
+        assert_eq!(d["state"], "in_progress", "{d}");
+        assert!(d["percent_complete"].as_f64().unwrap() < 100.0);
+        let (status, ok) = h
+            .post(&format!("/downloads/{slow_id}/cancel"), json!({}))
+            .await;
+        assert_eq!((status, ok["success"].clone()), (200, json!(true)), "{ok}");
+        let (_, d) = h.get(&format!("/downloads/{slow_id}")).await;
+        assert_eq!(d["state"], "cancelled");
+        let (_, list) = h.get("/downloads?state=cancelled").await;
+        assert!(
+            list["downloads"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["id"] == slow_id.as_str())
+        );
+    });
+}
+
+#[test]
+fn human_mode_blocks_the_new_endpoints_too() {
+    let (h, _g) = exclusive();
+    block_on(async {
+        let tab = h.tab_on("/timer").await;
+        let (status, _) = h
+            .post("/browser/input-mode", json!({ "input_mode": "human" }))
+            .await;
+        assert_eq!(status, 200);
+        // A person uses the page: it runs.
+        let first = page_state(h, &tab).await;
+        let moved = eventually(Duration::from_secs(3), || async {
+            let now = page_state(h, &tab).await;
+            (now != first).then_some(())
+        })
+        .await;
+        for (path, body) in [
+            (format!("/tabs/{tab}/execution"), json!({ "paused": true })),
+            ("/select/sp_x".to_string(), json!({ "cancel": true })),
+            ("/file-chooser/fc_x".to_string(), json!({ "cancel": true })),
+        ] {
+            let (status, err) = h.post(&path, body).await;
+            assert_eq!(status, 409, "{path}: {err}");
+        }
+        let (status, _) = h.get(&format!("/tabs/{tab}/execution")).await;
+        assert_eq!(status, 200);
+        let (status, _) = h
+            .post("/browser/input-mode", json!({ "input_mode": "agent" }))
+            .await;
+        assert_eq!(status, 200);
+        assert!(moved.is_some(), "the page ran in human mode");
+        let (_, state) = h.get(&format!("/tabs/{tab}/execution")).await;
+        assert_eq!(state["paused"], true, "agent mode freezes it again");
+    });
+}
