@@ -449,16 +449,39 @@ impl Engine {
                 }
             }
         };
-        // Popups are not under begin-frame control: the compositor draws them.
-        let kind = if self.config.pause {
-            DriverKind::Compositor
-        } else {
+        // headless-shell hands its opener's begin-frame control to a popup;
+        // other browsers draw popups with the compositor. Ask the popup.
+        let kind = if !self.config.pause {
             DriverKind::FreeRunning
+        } else if self.default_driver() == DriverKind::Deterministic
+            && execution::accepts_begin_frames(&page).await
+        {
+            DriverKind::Deterministic
+        } else {
+            DriverKind::Compositor
         };
         let tab = Tab::attach(self.next_tab_id(), page, kind, Some(source.id.clone())).await?;
         self.tabs.write().unwrap().push(tab.clone());
+        // Size, position or `popup` make a window; `noopener` alone (what
+        // `target=_blank` implies) does not.
         let popup_type = match source.take_window_open() {
-            Some(features) if !features.is_empty() => "window",
+            Some(features)
+                if features.iter().any(|f| {
+                    let name = f.split('=').next().unwrap_or_default().trim();
+                    [
+                        "width",
+                        "height",
+                        "left",
+                        "top",
+                        "popup",
+                        "innerwidth",
+                        "innerheight",
+                    ]
+                    .contains(&name.to_ascii_lowercase().as_str())
+                }) =>
+            {
+                "window"
+            }
             _ => "tab",
         };
         source.emit(TabSignal::Event {

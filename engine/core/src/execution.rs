@@ -65,6 +65,20 @@ const FRAME_INTERVAL_MS: f64 = 1000.0 / 60.0;
 /// time, browser-wide.
 static BEGIN_FRAME_TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// Whether a page is under begin-frame control (a popup of a deterministic
+/// tab inherits it): a begin-frame without a screenshot succeeds only then.
+pub async fn accepts_begin_frames(page: &chromiumoxide::Page) -> bool {
+    let _turn = BEGIN_FRAME_TURN.lock().await;
+    let probe = BeginFrameParams::builder()
+        .interval(FRAME_INTERVAL_MS)
+        .no_display_updates(true)
+        .build();
+    matches!(
+        tokio::time::timeout(STEP_LIMIT, page.execute(probe)).await,
+        Ok(Ok(_))
+    )
+}
+
 async fn begin_frame(
     tab: &Tab,
     params: BeginFrameParams,

@@ -596,7 +596,8 @@ impl Tab {
 
     /// Sends a command that the page's script may block on (input, script).
     /// If a dialog opens meanwhile, the browser holds the answer until the
-    /// dialog closes: stop waiting and report `None` instead of hanging.
+    /// dialog closes, and a tab the script closed never answers: stop waiting
+    /// and report `None` instead of hanging.
     async fn execute_unless_dialog<T>(&self, command: T) -> Result<Option<T::Response>>
     where
         T: chromiumoxide::types::Command,
@@ -614,7 +615,8 @@ impl Tab {
         let dialog_opened = async move {
             loop {
                 match signals.recv().await {
-                    Ok(TabSignal::DialogOpened(_)) | Err(broadcast::error::RecvError::Closed) => {
+                    Ok(TabSignal::DialogOpened(_) | TabSignal::Closed { .. })
+                    | Err(broadcast::error::RecvError::Closed) => {
                         return;
                     }
                     _ => {}
@@ -637,13 +639,14 @@ impl Tab {
             .build()
             .map_err(Error::internal)?;
         let Some(response) = self.execute_unless_dialog(params).await? else {
-            return Err(Error::new(
-                ErrorCode::EvaluationError,
-                format!(
+            let message = match self.pending_dialog() {
+                Some(_) => format!(
                     "the script opened a dialog, which is pending; accept or dismiss it (POST /tabs/{}/dialog/accept)",
                     self.id
                 ),
-            ));
+                None => format!("tab {} closed while the script ran", self.id),
+            };
+            return Err(Error::new(ErrorCode::EvaluationError, message));
         };
         if let Some(exception) = &response.exception_details {
             let detail = exception
