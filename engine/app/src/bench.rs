@@ -41,7 +41,12 @@ async fn main() -> anyhow::Result<()> {
     });
 
     let session = std::env::temp_dir().join(format!("wabp-bench-{}", std::process::id()));
-    let app = wabp::App::start(wabp::Options::default_for_session(session.clone())).await?;
+    let mut options = wabp::Options::default_for_session(session.clone());
+    options.launch = match std::env::var("WABP_BENCH_CHROME") {
+        Ok(path) => wabp_core::browser::LaunchMode::Binary(path.into()),
+        Err(_) => wabp_core::browser::LaunchMode::Auto,
+    };
+    let app = wabp::App::start(options).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let api = format!("http://{}/api/v1", listener.local_addr()?);
     let registry = app.registry.clone();
@@ -62,8 +67,9 @@ async fn main() -> anyhow::Result<()> {
         }
     };
     println!(
-        "browser: {}",
-        engine.status().executable.unwrap_or_default()
+        "browser: {}, frame driver: {}",
+        engine.status().executable.unwrap_or_default(),
+        engine.frame_driver()
     );
     let tabs: Value = http.get(format!("{api}/tabs")).send().await?.json().await?;
     let tab = tabs[0]["id"].as_str().unwrap().to_string();
@@ -75,27 +81,8 @@ async fn main() -> anyhow::Result<()> {
 
     // 1. Click with the full envelope (before + after, all markup, cursor).
     let runs = 50;
-    let (
-        mut total,
-        mut wall,
-        mut before,
-        mut dispatch,
-        mut wait,
-        mut after,
-        mut capture,
-        mut markup,
-        mut encode,
-    ) = (
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-        vec![],
-    );
+    let mut samples: [Vec<f64>; 9] = Default::default();
+    let [total, wall, before, dispatch, wait, after, capture, markup, encode] = &mut samples;
     for i in 0..runs + 3 {
         let started = Instant::now();
         let env = post(
@@ -115,10 +102,12 @@ async fn main() -> anyhow::Result<()> {
         dispatch.push(p["dispatch_ms"].as_f64().unwrap());
         wait.push(p["wait_ms"].as_f64().unwrap());
         after.push(p["after_ms"].as_f64().unwrap());
-        capture.push(p["capture_ms"].as_f64().unwrap() / 2.0);
-        markup.push(p["markup_ms"].as_f64().unwrap() / 2.0);
-        encode.push(p["encode_ms"].as_f64().unwrap() / 2.0);
+        // The before frame is reused while frozen, so capture work is mostly the after frame.
+        capture.push(p["capture_ms"].as_f64().unwrap());
+        markup.push(p["markup_ms"].as_f64().unwrap());
+        encode.push(p["encode_ms"].as_f64().unwrap());
     }
+    let [total, wall, before, dispatch, wait, after, capture, markup, encode] = samples;
     println!("click, full envelope, 1280x720, median of {runs}:");
     println!("  HTTP round trip          {:7.1} ms", median(wall));
     println!("  action loop total        {:7.1} ms", median(total));
@@ -127,10 +116,27 @@ async fn main() -> anyhow::Result<()> {
     println!("    wait (action_complete) {:7.1} ms", median(wait));
     println!("    after screenshot       {:7.1} ms", median(after));
     println!(
-        "  per screenshot: capture  {:7.1} ms, markup {:5.1} ms, encode {:5.1} ms",
+        "  per action: capture  {:7.1} ms, markup {:5.1} ms, encode {:5.1} ms",
         median(capture),
         median(markup),
         median(encode)
+    );
+
+    // Freeze/thaw cost, measured on the tab directly.
+    let handle = engine.tab(&tab)?;
+    let (mut thaws, mut freezes) = (vec![], vec![]);
+    for _ in 0..runs {
+        let started = Instant::now();
+        wabp_core::execution::thaw(&handle).await?;
+        thaws.push(started.elapsed().as_secs_f64() * 1000.0);
+        let started = Instant::now();
+        wabp_core::execution::freeze(&handle).await?;
+        freezes.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!(
+        "freeze/thaw per action: thaw {:.2} ms, freeze {:.2} ms (median of {runs})",
+        median(thaws),
+        median(freezes)
     );
 
     // 2. The same click without screenshots and with the immediate wait.
