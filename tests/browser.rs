@@ -853,3 +853,30 @@ fn auth_token_guards_the_api_and_shutdown_stops_the_browser() {
         assert!(!server.app.status().ready);
     });
 }
+
+/// `examples/rest_walkthrough.py` runs end to end against the engine.
+#[test]
+fn the_rest_walkthrough_example_runs() {
+    let (h, _g) = shared();
+    let dir = common::temp_dir("walkthrough");
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rest_walkthrough.py");
+    let output = std::process::Command::new("python3")
+        .arg(&example)
+        .arg(&h.server.api)
+        .arg(h.url("/"))
+        .current_dir(&dir)
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("title: Fixture"), "{stdout}");
+    assert!(stdout.contains("clicked at"), "{stdout}");
+    let shot = std::fs::read(dir.join("walkthrough.webp")).unwrap();
+    let (w, _, _) = decode_webp(&shot);
+    assert_eq!(w, 1280);
+}

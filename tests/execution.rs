@@ -115,6 +115,14 @@ fn a_frozen_page_keeps_its_timers_clock_and_frames_still() {
             (700.0..=1400.0).contains(&(after_vt - before_vt)),
             "envelope virtual times {before_vt} -> {after_vt}"
         );
+        // While frozen, the next action's before frame is this after frame.
+        let (_, next) = h
+            .post(&format!("/tabs/{tab}/move"), json!({ "x": 5, "y": 5 }))
+            .await;
+        assert_eq!(
+            next["screenshot_before"]["data"], env["screenshot_after"]["data"],
+            "the before frame is reused while the page stayed frozen"
+        );
         // The animation moved during the wait: the frame is not stuck.
         let shot_c = screenshot_bytes(h, &tab).await;
         assert!(shot_c != shot_b, "the page did not draw while running");
@@ -227,7 +235,17 @@ fn file_chooser_events_and_endpoint() {
         let (status, ok) = h
             .post(&format!("/file-chooser/{id}"), json!({ "files": [file] }))
             .await;
-        assert_eq!((status, ok), (200, json!({ "success": true })));
+        assert_eq!((status, ok["success"].clone()), (200, json!(true)), "{ok}");
+        let selected = &ok["events"][0];
+        assert_eq!(selected["type"], "file_selected");
+        assert_eq!(selected["data"]["id"], id.as_str());
+        assert_eq!(selected["data"]["chooser_type"], "open");
+        assert!(
+            selected["data"]["files"][0]
+                .as_str()
+                .unwrap()
+                .ends_with("notes.txt")
+        );
         let log = h.eval(&tab, "window.log.join(',')").await;
         assert!(
             log.as_str().unwrap().contains("change:file:notes.txt"),
@@ -254,9 +272,12 @@ fn file_chooser_events_and_endpoint() {
             .post(&format!("/file-chooser/{id}"), json!({ "cancel": true }))
             .await;
         assert_eq!(
-            (status, ok),
-            (200, json!({ "success": true, "cancelled": true }))
+            (status, ok["cancelled"].clone()),
+            (200, json!(true)),
+            "{ok}"
         );
+        assert_eq!(ok["events"][0]["type"], "file_chooser_cancelled");
+        assert_eq!(ok["events"][0]["data"]["chooser_type"], "open_multiple");
     });
 }
 
@@ -556,5 +577,117 @@ fn human_mode_blocks_the_new_endpoints_too() {
         assert!(moved.is_some(), "the page ran in human mode");
         let (_, state) = h.get(&format!("/tabs/{tab}/execution")).await;
         assert_eq!(state["paused"], true, "agent mode freezes it again");
+    });
+}
+
+/// Full Chromium (what `--headed` and `--connect` get) runs the compositor
+/// driver: the same freeze, with captures taken right after freezing.
+#[test]
+fn the_compositor_driver_freezes_full_chromium_too() {
+    let chromium = std::path::Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        panic!("this test needs Debian's chromium (apt-get install chromium)");
+    }
+    let (shared_harness, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("plugins-compositor"), |o| {
+            o.launch = wabp_core::browser::LaunchMode::Binary(chromium.into());
+        })
+        .await;
+        let h = shared_harness.with_server(server);
+        let (_, status) = h.get("/browser/status").await;
+        assert_eq!(status["data"]["frame_driver"], "compositor", "{status}");
+        let tab = h.tab_on("/timer").await;
+        let (_, state) = h.get(&format!("/tabs/{tab}/execution")).await;
+        assert_eq!(state["frame_driver"], "compositor");
+        assert_eq!(state["paused"], true);
+
+        h.post(&format!("/tabs/{tab}/wait"), json!({ "ms": 300 }))
+            .await;
+        let first = page_state(&h, &tab).await;
+        let shot_a = screenshot_bytes(&h, &tab).await;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(
+            page_state(&h, &tab).await,
+            first,
+            "frozen under the compositor driver"
+        );
+        assert!(screenshot_bytes(&h, &tab).await == shot_a);
+
+        let (status, env) = h
+            .post(&format!("/tabs/{tab}/wait"), json!({ "ms": 1000 }))
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let (count_a, now_a) = state_numbers(&first);
+        let (count_b, now_b) = state_numbers(&page_state(&h, &tab).await);
+        assert!(
+            (6..=14).contains(&(count_b - count_a)),
+            "{count_a} -> {count_b}"
+        );
+        assert!(
+            (700..=1400).contains(&(now_b - now_a)),
+            "{now_a} -> {now_b}"
+        );
+
+        let (x, y) = h.center(&tab, "#spin").await;
+        let (status, env) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": x, "y": y }))
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert!(env["screenshot_after"]["data"].is_string());
+        h.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+/// `--no-pause`: pages run between actions until a client turns execution
+/// control on, which takes `initial_virtual_time` the first time.
+#[test]
+fn no_pause_runs_freely_until_execution_control_is_enabled() {
+    let (shared_harness, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("plugins-nopause"), |o| {
+            o.pause = false;
+        })
+        .await;
+        let h = shared_harness.with_server(server);
+        let (_, status) = h.get("/browser/status").await;
+        assert_eq!(status["data"]["frame_driver"], "free-running", "{status}");
+        let tab = h.tab_on("/timer").await;
+        let (_, state) = h.get(&format!("/tabs/{tab}/execution")).await;
+        assert_eq!(
+            (state["enabled"].clone(), state["paused"].clone()),
+            (json!(false), json!(false))
+        );
+        let first = page_state(&h, &tab).await;
+        let moved = eventually(Duration::from_secs(3), || async {
+            let now = page_state(&h, &tab).await;
+            (now != first).then_some(())
+        })
+        .await;
+        assert!(
+            moved.is_some(),
+            "a page runs between actions with --no-pause"
+        );
+
+        let (status, state) = h
+            .post(
+                &format!("/tabs/{tab}/execution"),
+                json!({ "paused": true, "initial_virtual_time": 1700000000.0 }),
+            )
+            .await;
+        assert_eq!(status, 200, "{state}");
+        assert_eq!(state["enabled"], true);
+        assert_eq!(state["paused"], true);
+        assert_eq!(state["virtual_time_base_ms"], 1700000000000.0);
+        assert_eq!(state["frame_driver"], "compositor");
+        let clock = h.eval(&tab, "Date.now()").await.as_f64().unwrap();
+        assert!(
+            (1.7e12..1.7e12 + 60_000.0).contains(&clock),
+            "page clock {clock}"
+        );
+        let held = page_state(&h, &tab).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(page_state(&h, &tab).await, held, "frozen once enabled");
+        h.server.app.shutdown(Duration::from_secs(5)).await;
     });
 }

@@ -93,9 +93,17 @@ pub fn temp_dir(name: &str) -> PathBuf {
 
 /// Starts an engine + REST server on 127.0.0.1:0 (inside the shared runtime).
 pub async fn start_server(plugin_dir: PathBuf, auth_token: Option<String>) -> Server {
+    start_server_with(plugin_dir, |options| options.auth_token = auth_token).await
+}
+
+/// Like `start_server`, with the options adjusted by `adjust`.
+pub async fn start_server_with(
+    plugin_dir: PathBuf,
+    adjust: impl FnOnce(&mut wabp::Options),
+) -> Server {
     let mut options = wabp::Options::default_for_session(temp_dir("session"));
     options.plugin_dir = Some(plugin_dir.clone());
-    options.auth_token = auth_token;
+    adjust(&mut options);
     let app = wabp::App::start(options).await.expect(
         "engine failed to start: is Chromium installed? (apt-get install chromium-headless-shell)",
     );
@@ -176,6 +184,15 @@ async fn slow_download() -> axum::response::Response {
 }
 
 impl Harness {
+    /// The same fixture site and client in front of another engine.
+    pub fn with_server(&self, server: Server) -> Harness {
+        Harness {
+            server,
+            site: self.site.clone(),
+            http: self.http.clone(),
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.site, path)
     }

@@ -82,7 +82,17 @@ async fn main() -> anyhow::Result<()> {
     // 1. Click with the full envelope (before + after, all markup, cursor).
     let runs = 50;
     let mut samples: [Vec<f64>; 9] = Default::default();
-    let [total, wall, before, dispatch, wait, after, capture, markup, encode] = &mut samples;
+    let [
+        total,
+        wall,
+        before,
+        dispatch,
+        wait,
+        after,
+        capture,
+        markup,
+        encode,
+    ] = &mut samples;
     for i in 0..runs + 3 {
         let started = Instant::now();
         let env = post(
@@ -107,7 +117,17 @@ async fn main() -> anyhow::Result<()> {
         markup.push(p["markup_ms"].as_f64().unwrap());
         encode.push(p["encode_ms"].as_f64().unwrap());
     }
-    let [total, wall, before, dispatch, wait, after, capture, markup, encode] = samples;
+    let [
+        total,
+        wall,
+        before,
+        dispatch,
+        wait,
+        after,
+        capture,
+        markup,
+        encode,
+    ] = samples;
     println!("click, full envelope, 1280x720, median of {runs}:");
     println!("  HTTP round trip          {:7.1} ms", median(wall));
     println!("  action loop total        {:7.1} ms", median(total));

@@ -321,21 +321,21 @@ impl Engine {
             execution::enable(&tab, None).await?;
         }
         if url != "about:blank" {
-            self.first_load(&tab, url).await?;
+            self.first_load(&tab, Some(url)).await?;
         }
         Ok(tab)
     }
 
-    /// Loads a new tab's first page with the clock running, then freezes it.
-    async fn first_load(&self, tab: &Arc<Tab>, url: &str) -> Result<()> {
+    /// Loads a new tab's first page (`url`, or what it is already loading)
+    /// with the clock running, then freezes it.
+    async fn first_load(&self, tab: &Arc<Tab>, url: Option<&str>) -> Result<()> {
         execution::thaw(tab).await?;
         let loaded = async {
-            tab.navigate_to(url, None).await?;
+            if let Some(url) = url {
+                tab.navigate_to(url, None).await?;
+            }
             let started = std::time::Instant::now();
-            while started.elapsed() < FIRST_LOAD_LIMIT {
-                if tab.pending_dialog().is_some() {
-                    break;
-                }
+            while started.elapsed() < FIRST_LOAD_LIMIT && tab.pending_dialog().is_none() {
                 let state = tab.evaluate_json("document.readyState").await?;
                 if state.as_str() == Some("complete") {
                     break;
@@ -494,19 +494,8 @@ impl Engine {
             }),
         });
         if self.config.pause {
-            // Let it finish loading on its own clock, then freeze it.
-            let engine_tab = tab.clone();
-            execution::enable(&engine_tab, None).await?;
-            execution::thaw(&engine_tab).await?;
-            let started = std::time::Instant::now();
-            while started.elapsed() < FIRST_LOAD_LIMIT {
-                match engine_tab.evaluate_json("document.readyState").await {
-                    Ok(state) if state.as_str() == Some("complete") => break,
-                    Err(_) => break,
-                    _ => tokio::time::sleep(Duration::from_millis(20)).await,
-                }
-            }
-            execution::freeze(&engine_tab).await?;
+            execution::enable(&tab, None).await?;
+            self.first_load(&tab, None).await?;
         }
         Ok(())
     }
@@ -1043,11 +1032,13 @@ impl Engine {
             })?;
         if cancel {
             tab.remove_file_chooser(chooser_id);
-            tab.emit(TabSignal::Event {
-                event_type: "file_chooser_cancelled",
-                data: json!({ "id": chooser.id, "tab_id": tab.id, "chooser_type": chooser.chooser_type }),
-            });
-            return Ok(json!({ "success": true, "cancelled": true }));
+            let event = report_event(
+                &tab,
+                "file_chooser_cancelled",
+                json!({ "id": chooser.id, "tab_id": tab.id, "chooser_type": chooser.chooser_type }),
+            )
+            .await;
+            return Ok(json!({ "success": true, "cancelled": true, "events": [event] }));
         }
         if save_path.is_some() {
             return Err(Error::invalid(format!(
@@ -1094,11 +1085,13 @@ impl Engine {
         tab.page.execute(params).await?;
         tab.remove_file_chooser(chooser_id);
         tab.set_last_frame(None);
-        tab.emit(TabSignal::Event {
-            event_type: "file_selected",
-            data: json!({ "id": chooser.id, "tab_id": tab.id, "chooser_type": chooser.chooser_type, "files": absolute }),
-        });
-        Ok(json!({ "success": true }))
+        let event = report_event(
+            &tab,
+            "file_selected",
+            json!({ "id": chooser.id, "tab_id": tab.id, "chooser_type": chooser.chooser_type, "files": absolute }),
+        )
+        .await;
+        Ok(json!({ "success": true, "events": [event] }))
     }
 
     /// `POST /select/{id}`: picks options of an intercepted `<select>`.
@@ -1223,6 +1216,23 @@ impl Engine {
         }
         Ok(json!({ "success": true, "message": "Download cancelled" }))
     }
+}
+
+/// An event that happens outside any action (answering a file chooser): sent
+/// to whoever watches the tab and returned in the response, stamped with the
+/// page's clock.
+async fn report_event(tab: &Tab, event_type: &'static str, data: Value) -> Value {
+    let virtual_time_ms = tab
+        .evaluate_json("Date.now()")
+        .await
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or_else(now_ms);
+    tab.emit(TabSignal::Event {
+        event_type,
+        data: data.clone(),
+    });
+    json!({ "type": event_type, "virtual_time_ms": virtual_time_ms, "data": data })
 }
 
 /// Rejects what the browser can't navigate to, before it tries.

@@ -57,6 +57,8 @@ const STEP_LIMIT: Duration = Duration::from_secs(2);
 /// A compositor capture of a frozen page can hang (rAF in flight); after this
 /// the capture thaws the page for one frame and retries.
 const FROZEN_CAPTURE_LIMIT: Duration = Duration::from_secs(2);
+/// The retry's bound, after which the last frame stands in.
+const THAWED_CAPTURE_LIMIT: Duration = Duration::from_secs(3);
 /// Begin-frame interval reported to the compositor (60 fps).
 const FRAME_INTERVAL_MS: f64 = 1000.0 / 60.0;
 
@@ -316,19 +318,38 @@ async fn compositor_capture(tab: &Tab, frozen: bool) -> Result<Pixmap> {
         optimize_for_speed: Some(true),
         ..Default::default()
     };
-    if !frozen {
+    if !frozen && !tab.execution.lock().await.enabled {
         let response = tab.page.execute(params).await?;
         return decode_base64_png(AsRef::<str>::as_ref(&response.result.data));
     }
-    match tokio::time::timeout(FROZEN_CAPTURE_LIMIT, tab.page.execute(params.clone())).await {
+    // Full Chromium draws a frame that input made pending only while the
+    // renderer's virtual time runs, which it barely does between budgets:
+    // the capture can stall (measured 4-6 s). Bound it, retry with the page
+    // thawed, and fall back to the last frame rather than hang.
+    if let Ok(response) =
+        tokio::time::timeout(FROZEN_CAPTURE_LIMIT, tab.page.execute(params.clone())).await
+    {
+        return decode_base64_png(AsRef::<str>::as_ref(&response?.result.data));
+    }
+    tracing::debug!(tab = %tab.id, "capture stalled; retrying with the page thawed");
+    if frozen {
+        thaw(tab).await?;
+    }
+    let retry = tokio::time::timeout(THAWED_CAPTURE_LIMIT, tab.page.execute(params)).await;
+    if frozen {
+        freeze(tab).await?;
+    }
+    match retry {
         Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response?.result.data)),
-        Err(_) => {
-            tracing::debug!(tab = %tab.id, "frozen capture stalled; thawing for one frame");
-            thaw(tab).await?;
-            let response = tab.page.execute(params).await;
-            freeze(tab).await?;
-            decode_base64_png(AsRef::<str>::as_ref(&response?.result.data))
-        }
+        Err(_) => match tab.last_pixels() {
+            Some(pixels) => {
+                tracing::warn!(tab = %tab.id, "capture stalled twice; answering with the last frame");
+                Ok(pixels)
+            }
+            None => Err(Error::timeout(
+                "the browser did not draw a frame in time (compositor driver; headless-shell's deterministic driver does not stall)",
+            )),
+        },
     }
 }
 
