@@ -250,10 +250,13 @@ async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver
     // script, a screenshot) runs without moving the clock at all.
     let mut last = Instant::now();
     loop {
+        let Some(strong) = tab.upgrade() else { return };
         tokio::select! {
             _ = &mut stop => return,
             _ = tokio::time::sleep(TICK) => {}
+            _ = strong.frame_nudge.notified() => {}
         }
+        drop(strong);
         let Some(tab) = tab.upgrade() else { return };
         if tab.pending_dialog().is_some() {
             last = Instant::now();

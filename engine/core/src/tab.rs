@@ -135,6 +135,8 @@ pub struct Tab {
     pub opener: Option<String>,
     state: StdMutex<TabState>,
     self_ref: Weak<Tab>,
+    /// Wakes the clock task for a frame before its next tick.
+    pub frame_nudge: tokio::sync::Notify,
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
 }
@@ -201,6 +203,7 @@ impl Tab {
             signals,
             pump: StdMutex::new(None),
             self_ref: self_ref.clone(),
+            frame_nudge: tokio::sync::Notify::new(),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -598,7 +601,11 @@ impl Tab {
     /// If a dialog opens meanwhile, the browser holds the answer until the
     /// dialog closes, and a tab the script closed never answers: stop waiting
     /// and report `None` instead of hanging.
-    async fn execute_unless_dialog<T>(&self, command: T) -> Result<Option<T::Response>>
+    async fn execute_unless_dialog<T>(
+        &self,
+        command: T,
+        needs_frames: bool,
+    ) -> Result<Option<T::Response>>
     where
         T: chromiumoxide::types::Command,
     {
@@ -623,9 +630,20 @@ impl Tab {
                 }
             }
         };
-        tokio::select! {
-            response = self.page.execute(command) => Ok(Some(response?.result)),
-            _ = dialog_opened => Ok(None),
+        let response = self.page.execute(command);
+        tokio::pin!(response, dialog_opened);
+        // Input is handled at the start of a frame: while an input command
+        // waits, ask a running clock for frames now rather than at its next
+        // tick. (Waiters only: a frozen tab keeps no pending nudge.)
+        loop {
+            if needs_frames {
+                self.frame_nudge.notify_waiters();
+            }
+            tokio::select! {
+                response = &mut response => return Ok(Some(response?.result)),
+                _ = &mut dialog_opened => return Ok(None),
+                _ = tokio::time::sleep(NUDGE_INTERVAL) => {}
+            }
         }
     }
 
@@ -638,7 +656,7 @@ impl Tab {
             .user_gesture(true)
             .build()
             .map_err(Error::internal)?;
-        let Some(response) = self.execute_unless_dialog(params).await? else {
+        let Some(response) = self.execute_unless_dialog(params, false).await? else {
             let message = match self.pending_dialog() {
                 Some(_) => format!(
                     "the script opened a dialog, which is pending; accept or dismiss it (POST /tabs/{}/dialog/accept)",
@@ -703,7 +721,7 @@ impl Tab {
             .build()
             .map_err(Error::internal)?;
         self.set_pointer(x, y);
-        self.execute_unless_dialog(params).await?;
+        self.execute_unless_dialog(params, true).await?;
         Ok(())
     }
 
@@ -733,7 +751,7 @@ impl Tab {
                 builder = builder.text(text.clone()).unmodified_text(text.clone());
             }
         }
-        self.execute_unless_dialog(builder.build().map_err(Error::internal)?)
+        self.execute_unless_dialog(builder.build().map_err(Error::internal)?, true)
             .await?;
         Ok(())
     }
@@ -813,6 +831,9 @@ pub fn short_id(prefix: &str) -> String {
     let mixed = (nanos << 16 ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 0xffff_ffff_ffff;
     format!("{prefix}_{mixed:012x}")
 }
+
+/// How often a command the page must answer asks for a frame.
+const NUDGE_INTERVAL: Duration = Duration::from_millis(3);
 
 /// The binding the page-side `<select>` interceptor calls.
 const SELECT_BINDING: &str = "__wabpSelectOpen";
@@ -1013,7 +1034,7 @@ impl PageHost for Tab {
             .build()
             .map_err(HostError::Failed)?;
         self.set_pointer(x, y);
-        self.execute_unless_dialog(params).await?;
+        self.execute_unless_dialog(params, true).await?;
         Ok(())
     }
     async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
@@ -1041,7 +1062,7 @@ impl PageHost for Tab {
             .await?)
     }
     async fn insert_text(&self, text: &str) -> HostResult<()> {
-        self.execute_unless_dialog(InsertTextParams::new(text))
+        self.execute_unless_dialog(InsertTextParams::new(text), true)
             .await?;
         Ok(())
     }
