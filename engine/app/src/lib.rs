@@ -142,9 +142,20 @@ impl App {
             router.into_make_service_with_connect_info::<SocketAddr>(),
         )
         .with_graceful_shutdown(async move {
+            let mut terminate =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+            let terminated = async {
+                match terminate.as_mut() {
+                    Some(signal) => {
+                        signal.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
             tokio::select! {
                 _ = shutdown.notified() => {}
                 _ = tokio::signal::ctrl_c() => {}
+                _ = terminated => {}
             }
         })
         .await?;

@@ -120,6 +120,29 @@ fn is_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Chromium outlives a parent that dies without shutting it down (SIGKILL, a
+/// test binary's exit): a small watcher process ends it when the engine's
+/// process is gone. Its children (renderers, GPU) follow their browser.
+fn reap_with_engine(browser_pid: u32) -> Option<std::process::Child> {
+    let engine_pid = std::process::id();
+    // The whole tree, listed before anything dies (orphans get reparented).
+    let script = format!(
+        "tree() {{ echo $1; for c in $(pgrep -P $1); do tree $c; done; }}; \
+         while kill -0 {engine_pid} 2>/dev/null; do sleep 1; done; \
+         kill -9 $(tree {browser_pid}) 2>/dev/null"
+    );
+    let spawned = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    spawned
+        .map_err(|err| tracing::warn!("no watcher for the browser process: {err}"))
+        .ok()
+}
+
 /// A connected browser and the task that polls its CDP handler.
 pub struct BrowserProcess {
     pub browser: Browser,
@@ -127,6 +150,9 @@ pub struct BrowserProcess {
     pub launched: bool,
     /// Tabs the engine creates may be put under begin-frame control.
     pub begin_frame_control: bool,
+    /// Ends the browser if this process dies without shutting it down;
+    /// stopped on a clean shutdown (before its pid could be reused).
+    watcher: Option<std::process::Child>,
     handler_task: JoinHandle<()>,
 }
 
@@ -141,6 +167,7 @@ impl BrowserProcess {
             has_touch: false,
         };
         let mut begin_frame_control = false;
+        let mut watcher = None;
         let (browser, mut handler, executable, launched) = match &options.mode {
             LaunchMode::Connect(endpoint) => {
                 let (browser, handler) = Browser::connect(endpoint.clone()).await.map_err(|e| {
@@ -211,6 +238,11 @@ impl BrowserProcess {
                         format!("could not launch {}: {e}", executable.display()),
                     )
                 })?;
+                let mut browser = browser;
+                watcher = browser
+                    .get_mut_child()
+                    .and_then(|c| c.inner.id())
+                    .and_then(reap_with_engine);
                 (browser, handler, Some(executable), true)
             }
         };
@@ -229,6 +261,7 @@ impl BrowserProcess {
             executable,
             launched,
             begin_frame_control,
+            watcher,
             handler_task,
         })
     }
@@ -247,6 +280,10 @@ impl BrowserProcess {
             }
         }
         self.handler_task.abort();
+        if let Some(mut watcher) = self.watcher.take() {
+            let _ = watcher.kill();
+            let _ = watcher.wait();
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, ResolveNodeParams};
+use chromiumoxide::cdp::browser_protocol::emulation::SetTouchEmulationEnabledParams;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
     InsertTextParams, MouseButton as CdpMouseButton,
@@ -222,6 +223,11 @@ impl Tab {
     /// File choosers come back as events instead of native dialogs, and
     /// `<select>` popups are caught page-side before they open.
     async fn install_interceptions(&self) -> Result<()> {
+        // chromiumoxide turns touch emulation on for every page; it makes the
+        // page look like a touch device and delays each mouse event's ack.
+        self.page
+            .execute(SetTouchEmulationEnabledParams::new(false))
+            .await?;
         self.page
             .execute(SetInterceptFileChooserDialogParams::new(true))
             .await?;
