@@ -263,14 +263,12 @@ async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver
             continue;
         }
         // The frame first: queued input waits for it on the renderer's main
-        // thread, and a grant sent behind that input would wait too. No
-        // display update: script, layout and animations run, but nothing is
-        // rastered until a capture asks for pixels (software raster of a
-        // 1280x720 frame costs ~30 ms here).
+        // thread, and a grant sent behind that input would wait too. A full
+        // frame, with display updates: wheel scrolling completes (and is
+        // acknowledged) only when the compositor draws.
         if kind == DriverKind::Deterministic {
             let frame = BeginFrameParams::builder()
                 .interval(FRAME_INTERVAL_MS)
-                .no_display_updates(true)
                 .build();
             let _ = begin_frame(&tab, frame, STEP_LIMIT).await;
         }
