@@ -10,7 +10,10 @@ use anyhow::Context;
 use axum::Router;
 use wabp_core::browser::{BrowserOptions, LaunchMode};
 use wabp_core::{Engine, EngineConfig};
+use wabp_history::HistoryStore;
 use wabp_plugin_host::{Registry, WatchHandle};
+
+mod recorder;
 
 include!(concat!(env!("OUT_DIR"), "/builtin_plugins.rs"));
 
@@ -49,6 +52,7 @@ impl Options {
 
 pub struct App {
     pub engine: Arc<Engine>,
+    pub history: HistoryStore,
     pub registry: Arc<Registry>,
     pub shutdown: Arc<tokio::sync::Notify>,
     pub auth_token: Option<String>,
@@ -104,8 +108,22 @@ impl App {
             },
             registry.clone(),
         );
+        // The flight recorder: one SQLite file in the session dir; every
+        // action is committed to it before its answer.
+        let history = HistoryStore::open(&options.session_dir)
+            .with_context(|| format!("history database in {}", options.session_dir.display()))?;
+        history
+            .start_session(serde_json::json!({
+                "version": env!("CARGO_PKG_VERSION"),
+                "pause": options.pause,
+                "headed": options.headed,
+            }))
+            .await
+            .context("starting a history session")?;
+        engine.set_action_log(Arc::new(recorder::HistoryLog(history.clone())));
         Ok(App {
             engine,
+            history,
             registry,
             shutdown: Arc::new(tokio::sync::Notify::new()),
             auth_token: options.auth_token,
@@ -118,6 +136,7 @@ impl App {
         let state = wabp_rest::AppState {
             engine: self.engine.clone(),
             shutdown: self.shutdown.clone(),
+            history: Some(self.history.clone()),
         };
         let api = wabp_rest::router(state);
         let api = match &self.auth_token {

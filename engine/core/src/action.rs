@@ -321,6 +321,9 @@ pub struct Envelope {
     pub timing: Timing,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkSummary>,
+    /// The history record of this action (wabp addition).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action_id: Option<String>,
 }
 
 /// What kind of navigation an action causes when the page doesn't say.
@@ -600,6 +603,26 @@ async fn read_viewport(tab: &Tab) -> Result<(ViewportInfo, f64)> {
     ))
 }
 
+/// What an action is, for the history, and how the loop treats its events.
+#[derive(Debug, Clone)]
+pub struct ActionKind {
+    pub name: String,
+    pub params: Value,
+    pub hint: NavigationHint,
+    pub scroll_source: ScrollSource,
+}
+
+impl ActionKind {
+    pub fn new(name: &str, params: Value) -> Self {
+        ActionKind {
+            name: name.to_string(),
+            params,
+            hint: NavigationHint::None,
+            scroll_source: ScrollSource::for_action(name),
+        }
+    }
+}
+
 pub struct ActionRun<'a> {
     pub registry: &'a dyn PluginRegistry,
     pub tab: Arc<Tab>,
@@ -781,6 +804,7 @@ impl ActionRun<'_> {
             screenshot_after: after,
             scroll: ScrollState::from(&viewport),
             network,
+            action_id: None,
             events,
             timing: Timing {
                 action_started_ms,

@@ -20,13 +20,16 @@ use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed};
 use futures::StreamExt;
 
-use crate::action::{ActionOptions, ActionRun, Dispatch, Envelope, NavigationHint, ScrollSource};
+use crate::action::{
+    ActionKind, ActionOptions, ActionRun, Dispatch, Envelope, NavigationHint, ScrollSource,
+};
 use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
 use crate::capture::{CaptureOptions, Screenshot, now_ms, take_screenshot};
 use crate::downloads::{Download, DownloadState, mime_from_name, safe_file_name, unique_path};
 use crate::error::{Error, ErrorCode, Result};
 use crate::execution::{self, DriverKind, ExecutionState};
 use crate::plugin::{ActionContext, PageHost, PluginRegistry};
+use crate::record::{ActionLog, LoggedAction};
 use crate::tab::{Tab, TabSignal, short_id};
 
 /// How long a new tab's first page may take to load before it is frozen.
@@ -91,6 +94,7 @@ pub struct Engine {
     /// Tabs thawed for human input mode, refrozen when the agent is back.
     thawed_for_human: StdMutex<Vec<String>>,
     browser_events: StdMutex<Option<tokio::task::JoinHandle<()>>>,
+    action_log: RwLock<Option<Arc<dyn ActionLog>>>,
     browser: tokio::sync::RwLock<Option<BrowserProcess>>,
     lifecycle: RwLock<Lifecycle>,
     executable: RwLock<Option<PathBuf>>,
@@ -110,6 +114,7 @@ impl Engine {
             downloads: StdMutex::new(Vec::new()),
             thawed_for_human: StdMutex::new(Vec::new()),
             browser_events: StdMutex::new(None),
+            action_log: RwLock::new(None),
             browser: tokio::sync::RwLock::new(None),
             lifecycle: RwLock::new(Lifecycle::Initializing),
             executable: RwLock::new(None),
@@ -698,37 +703,62 @@ impl Engine {
 
     // ---- actions ----
 
-    /// Runs one action through the loop.
+    /// The flight recorder every action goes to before its answer.
+    pub fn set_action_log(&self, log: Arc<dyn ActionLog>) {
+        *self.action_log.write().unwrap() = Some(log);
+    }
+
+    /// Runs one action through the loop and records it.
     pub async fn run_action(
         &self,
         tab_id: &str,
         options: &ActionOptions,
-        hint: NavigationHint,
-        dispatch: Dispatch,
-    ) -> Result<Envelope> {
-        self.run_action_from(tab_id, options, hint, ScrollSource::Script, dispatch)
-            .await
-    }
-
-    async fn run_action_from(
-        &self,
-        tab_id: &str,
-        options: &ActionOptions,
-        hint: NavigationHint,
-        scroll_source: ScrollSource,
+        kind: ActionKind,
         dispatch: Dispatch,
     ) -> Result<Envelope> {
         self.ensure_agent_mode()?;
         let tab = self.tab(tab_id)?;
-        ActionRun {
+        let started_ms = now_ms();
+        let outcome = ActionRun {
             registry: self.registry.as_ref(),
             tab,
             options,
-            hint,
-            scroll_source,
+            hint: kind.hint,
+            scroll_source: kind.scroll_source,
         }
         .execute(dispatch)
-        .await
+        .await;
+        let log = self.action_log.read().unwrap().clone();
+        let Some(log) = log else { return outcome };
+        let logged = LoggedAction {
+            tab_id: tab_id.to_string(),
+            action_type: kind.name,
+            params: kind.params,
+            started_ms,
+            completed_ms: now_ms(),
+            outcome: match &outcome {
+                Ok(envelope) => Ok(envelope.clone()),
+                Err(err) => Err(err.message.clone()),
+            },
+        };
+        match (outcome, log.record(logged).await) {
+            (Ok(mut envelope), Ok(action_id)) => {
+                envelope.action_id = Some(action_id);
+                Ok(envelope)
+            }
+            // The action ran but is not on record: say so rather than answer
+            // as if it were.
+            (Ok(_), Err(err)) => Err(Error::new(
+                err.code,
+                format!("the action ran but could not be recorded: {}", err.message),
+            )),
+            (Err(err), recorded) => {
+                if let Err(log_err) = recorded {
+                    tracing::warn!("a failed action could not be recorded: {}", log_err.message);
+                }
+                Err(err)
+            }
+        }
     }
 
     /// A plugin action by name (click, type, ..., or a folder plugin's).
@@ -750,7 +780,12 @@ impl Engine {
         if !params.is_object() {
             return Err(Error::invalid("action params must be a JSON object"));
         }
-        let scroll_source = ScrollSource::for_action(name);
+        let kind = ActionKind {
+            name: name.to_string(),
+            params: params.clone(),
+            hint: NavigationHint::None,
+            scroll_source: ScrollSource::for_action(name),
+        };
         let name = name.to_string();
         let dispatch: Dispatch = Box::new(move |tab: Arc<Tab>| {
             Box::pin(async move {
@@ -762,14 +797,7 @@ impl Engine {
                 Ok(handler.run(&name, params, context, host).await?)
             })
         });
-        self.run_action_from(
-            tab_id,
-            options,
-            NavigationHint::None,
-            scroll_source,
-            dispatch,
-        )
-        .await
+        self.run_action(tab_id, options, kind, dispatch).await
     }
 
     pub async fn navigate(
@@ -780,6 +808,7 @@ impl Engine {
         options: &ActionOptions,
     ) -> Result<Envelope> {
         check_url(url)?;
+        let kind = ActionKind::new("navigate", json!({ "url": url, "referrer": referrer }));
         let (url, referrer) = (url.to_string(), referrer.map(str::to_string));
         let dispatch: Dispatch = Box::new(move |tab: Arc<Tab>| {
             Box::pin(async move {
@@ -787,8 +816,7 @@ impl Engine {
                 Ok(json!({ "status": "navigated", "url": url }))
             })
         });
-        self.run_action(tab_id, options, NavigationHint::None, dispatch)
-            .await
+        self.run_action(tab_id, options, kind, dispatch).await
     }
 
     pub async fn history_step(
@@ -805,8 +833,9 @@ impl Engine {
                 )
             })
         });
-        self.run_action(tab_id, options, NavigationHint::BackForward, dispatch)
-            .await
+        let mut kind = ActionKind::new(if step < 0 { "back" } else { "forward" }, json!({}));
+        kind.hint = NavigationHint::BackForward;
+        self.run_action(tab_id, options, kind, dispatch).await
     }
 
     pub async fn reload(&self, tab_id: &str, options: &ActionOptions) -> Result<Envelope> {
@@ -816,8 +845,9 @@ impl Engine {
                 Ok(json!({ "status": "reloaded" }))
             })
         });
-        self.run_action(tab_id, options, NavigationHint::Reload, dispatch)
-            .await
+        let mut kind = ActionKind::new("reload", json!({}));
+        kind.hint = NavigationHint::Reload;
+        self.run_action(tab_id, options, kind, dispatch).await
     }
 
     /// `POST /wait`: the page runs for `ms`, then is frozen again.
@@ -832,8 +862,8 @@ impl Engine {
         let dispatch: Dispatch = Box::new(move |_tab| {
             Box::pin(async move { Ok(json!({ "status": "waited", "ms": ms })) })
         });
-        self.run_action(tab_id, &options, NavigationHint::None, dispatch)
-            .await
+        let kind = ActionKind::new("wait", json!({ "ms": ms }));
+        self.run_action(tab_id, &options, kind, dispatch).await
     }
 
     /// `POST /screenshot`: an envelope with nothing dispatched.
@@ -844,8 +874,8 @@ impl Engine {
     ) -> Result<Envelope> {
         let dispatch: Dispatch =
             Box::new(|_tab| Box::pin(async { Ok(json!({ "status": "captured" })) }));
-        self.run_action(tab_id, options, NavigationHint::None, dispatch)
-            .await
+        let kind = ActionKind::new("screenshot", json!({}));
+        self.run_action(tab_id, options, kind, dispatch).await
     }
 
     /// `GET /screenshot`: one capture, no envelope. Read-only.

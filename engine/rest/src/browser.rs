@@ -43,7 +43,7 @@ async fn session_data(State(state): State<AppState>) -> Json<Value> {
             "session_dir": dir,
             "database_path": dir.join("history.db"),
             "screenshots_dir": dir.join("screenshots"),
-            "screenshots_enabled": false,
+            "screenshots_enabled": state.history.is_some(),
             "downloads_dir": state.engine.downloads_dir(),
         }
     }))

@@ -6,6 +6,7 @@ mod body;
 mod browser;
 mod error;
 mod execution;
+mod history;
 mod tabs;
 
 use std::sync::Arc;
@@ -24,6 +25,8 @@ pub struct AppState {
     pub engine: Arc<Engine>,
     /// Notified by `POST /browser/shutdown`, so the server can exit.
     pub shutdown: Arc<tokio::sync::Notify>,
+    /// The flight recorder (`/history/*`).
+    pub history: Option<wabp_history::HistoryStore>,
 }
 
 /// The `/api/v1` router.
@@ -32,6 +35,7 @@ pub fn router(state: AppState) -> Router {
         .merge(browser::router())
         .merge(tabs::router())
         .merge(execution::router())
+        .merge(history::router())
         .fallback(|| async {
             error_response(
                 StatusCode::NOT_FOUND,

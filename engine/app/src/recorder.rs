@@ -1,0 +1,116 @@
+//! The engine's action log, backed by the SQLite flight recorder.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use wabp_core::record::{ActionLog, LoggedAction};
+use wabp_core::{Error, ErrorCode};
+use wabp_history::{HistoryStore, NewAction, NewEvent};
+
+pub struct HistoryLog(pub HistoryStore);
+
+fn storage_error(err: wabp_history::Error) -> Error {
+    Error::new(ErrorCode::Internal, format!("history: {err}"))
+}
+
+#[async_trait]
+impl ActionLog for HistoryLog {
+    async fn record(&self, action: LoggedAction) -> wabp_core::Result<String> {
+        let (result, error, timing, scroll, virtual_time_ms, events, before, after) =
+            match action.outcome {
+                Ok(envelope) => {
+                    let events = envelope
+                        .events
+                        .iter()
+                        .map(|e| NewEvent {
+                            tab_id: action.tab_id.clone(),
+                            event_type: e.event_type.clone(),
+                            virtual_time_ms: Some(e.virtual_time_ms as i64),
+                            data: e.data.clone(),
+                        })
+                        .collect();
+                    let virtual_time = envelope
+                        .screenshot_after
+                        .as_ref()
+                        .or(envelope.screenshot_before.as_ref())
+                        .map(|s| s.virtual_time_ms as i64);
+                    (
+                        Some(envelope.result.clone()),
+                        None,
+                        serde_json::to_value(&envelope.timing).ok(),
+                        serde_json::to_value(&envelope.scroll).ok(),
+                        virtual_time,
+                        events,
+                        envelope.screenshot_before.map(|s| s.data.as_ref().clone()),
+                        envelope.screenshot_after.map(|s| s.data.as_ref().clone()),
+                    )
+                }
+                Err(message) => (
+                    None,
+                    Some(message),
+                    None,
+                    None,
+                    None,
+                    Vec::new(),
+                    None,
+                    None,
+                ),
+            };
+        let record = self
+            .0
+            .record_action(NewAction {
+                session_id: None,
+                tab_id: action.tab_id,
+                action_type: action.action_type,
+                params: redact(action.params),
+                result,
+                error,
+                started_ms: action.started_ms as i64,
+                completed_ms: action.completed_ms as i64,
+                timing,
+                scroll,
+                virtual_time_ms,
+                events,
+                screenshot_before: before,
+                screenshot_after: after,
+            })
+            .await
+            .map_err(storage_error)?;
+        Ok(record.id)
+    }
+}
+
+/// Params are kept as sent, except values under names that usually carry
+/// secrets.
+fn redact(params: Value) -> Value {
+    const SECRET: &[&str] = &["password", "token", "secret", "cookie", "authorization"];
+    match params {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let lower = k.to_ascii_lowercase();
+                    if SECRET.iter().any(|s| lower.contains(s)) {
+                        (k, json!("[redacted]"))
+                    } else {
+                        (k, redact(v))
+                    }
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(redact).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_in_params_are_redacted() {
+        let v = redact(json!({ "user": "ada", "password": "x", "nested": { "apiToken": "t" } }));
+        assert_eq!(
+            v,
+            json!({ "user": "ada", "password": "[redacted]", "nested": { "apiToken": "[redacted]" } })
+        );
+    }
+}

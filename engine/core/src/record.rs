@@ -1,0 +1,30 @@
+//! The flight recorder's side of the action loop: every action, answered or
+//! failed, goes to the `ActionLog` before its answer is sent. Core defines the
+//! trait; the application plugs the SQLite store in (`wabp-history`), tests
+//! can plug in anything.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::action::Envelope;
+use crate::error::Result;
+
+/// One finished action as the log receives it.
+#[derive(Debug, Clone)]
+pub struct LoggedAction {
+    pub tab_id: String,
+    /// `click`, `navigate`, a plugin action's name, ...
+    pub action_type: String,
+    pub params: Value,
+    /// Wall-clock ms since the epoch.
+    pub started_ms: f64,
+    pub completed_ms: f64,
+    pub outcome: std::result::Result<Envelope, String>,
+}
+
+#[async_trait]
+pub trait ActionLog: Send + Sync {
+    /// Stores the action durably and returns its id. The action's answer is
+    /// sent only after this returns, so an answered action is never lost.
+    async fn record(&self, action: LoggedAction) -> Result<String>;
+}

@@ -1,0 +1,288 @@
+//! The flight recorder through the real server: every answered action is in
+//! SQLite with its screenshots and events, the history endpoints read and
+//! delete it, and a SIGKILL loses nothing that was answered.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{block_on, decode_webp, exclusive, shared};
+use serde_json::{Value, json};
+
+fn ids(list: &Value, key: &str) -> Vec<String> {
+    list[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn actions_are_recorded_with_screenshots_and_events() {
+    let (h, _g) = shared();
+    block_on(async {
+        let (_, created) = h.post("/tabs", json!({})).await;
+        let tab = created["id"].as_str().unwrap().to_string();
+        let (status, nav) = h
+            .post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": h.url("/second") }),
+            )
+            .await;
+        assert_eq!(status, 200, "{nav}");
+        let nav_id = nav["action_id"]
+            .as_str()
+            .expect("action_id in the envelope")
+            .to_string();
+        assert!(nav_id.starts_with("act_"));
+        let (_, click) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": 10, "y": 10, "password": "hunter2" }),
+            )
+            .await;
+        let click_id = click["action_id"].as_str().unwrap().to_string();
+
+        let (status, list) = h.get(&format!("/history/actions?tab_id={tab}")).await;
+        assert_eq!(status, 200, "{list}");
+        assert_eq!(
+            ids(&list, "actions"),
+            vec![nav_id.clone(), click_id.clone()]
+        );
+        let (_, record) = h.get(&format!("/history/actions/{nav_id}")).await;
+        assert_eq!(record["action_type"], "navigate");
+        assert_eq!(record["params"]["url"], h.url("/second"));
+        assert_eq!(record["result"]["status"], "navigated");
+        let (_, record) = h.get(&format!("/history/actions/{click_id}")).await;
+        assert_eq!(record["action_type"], "click");
+        assert_eq!(record["params"]["password"], "[redacted]", "{record}");
+
+        // The after screenshot is the envelope's, byte for byte.
+        let response = h
+            .http
+            .get(format!(
+                "{}/history/actions/{nav_id}/screenshot",
+                h.server.api
+            ))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "image/webp");
+        let bytes = response.bytes().await.unwrap();
+        let (w, _, _) = decode_webp(&bytes);
+        assert_eq!(w, 1280);
+        use base64::Engine as _;
+        let sent = base64::engine::general_purpose::STANDARD
+            .decode(nav["screenshot_after"]["data"].as_str().unwrap())
+            .unwrap();
+        assert!(bytes.as_ref() == sent.as_slice());
+        let (status, _) = h
+            .get(&format!(
+                "/history/actions/{nav_id}/screenshot?which=sideways"
+            ))
+            .await;
+        assert_eq!(status, 400);
+
+        let (_, events) = h.get(&format!("/history/events?action_id={nav_id}")).await;
+        let navigation = events["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "navigation")
+            .expect("navigation event recorded")
+            .clone();
+        let event_id = navigation["id"].as_str().unwrap();
+        let (status, one) = h.get(&format!("/history/events/{event_id}")).await;
+        assert_eq!(
+            (status, one["data"]["url"].clone()),
+            (200, json!(h.url("/second")))
+        );
+
+        let (status, current) = h.get("/history/sessions/current").await;
+        assert_eq!(status, 200, "{current}");
+        let session = current["id"].as_str().unwrap().to_string();
+        let (_, sessions) = h.get("/history/sessions").await;
+        assert!(ids(&sessions, "sessions").contains(&session));
+        let (_, export) = h.get(&format!("/history/sessions/{session}/export")).await;
+        assert!(
+            export["actions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["id"] == nav_id.as_str())
+        );
+        assert!(
+            export["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["id"] == event_id)
+        );
+
+        for missing in [
+            "/history/actions/act_nope",
+            "/history/events/evt_nope",
+            "/history/sessions/ses_nope",
+            "/history/sessions/ses_nope/export",
+            "/history/actions/act_nope/screenshot",
+        ] {
+            let (status, err) = h.get(missing).await;
+            assert_eq!(status, 404, "{missing}: {err}");
+        }
+        let (status, err) = h.get("/history/actions?limit=lots").await;
+        assert_eq!(status, 400, "{err}");
+
+        let (status, deleted) = h.delete(&format!("/history/actions?tab_id={tab}")).await;
+        assert_eq!((status, deleted["deleted"].clone()), (200, json!(2)));
+        let (_, list) = h.get(&format!("/history/actions?tab_id={tab}")).await;
+        assert!(ids(&list, "actions").is_empty());
+        let (status, _) = h.get(&format!("/history/events/{event_id}")).await;
+        assert_eq!(status, 404, "an action's events go with it");
+    });
+}
+
+#[test]
+fn delete_all_history_empties_it() {
+    let (h, _g) = exclusive();
+    block_on(async {
+        let tab = h.tab_on("/second").await;
+        h.post(&format!("/tabs/{tab}/move"), json!({ "x": 5, "y": 5 }))
+            .await;
+        let (status, counts) = h.delete("/history").await;
+        assert_eq!(status, 200, "{counts}");
+        assert!(counts["actions"].as_u64().unwrap() >= 2, "{counts}");
+        let (_, list) = h.get("/history/actions").await;
+        assert!(ids(&list, "actions").is_empty());
+        let (status, _) = h.get("/history/sessions/current").await;
+        assert_eq!(status, 200, "recording goes on after a delete");
+        let (_, after) = h
+            .post(&format!("/tabs/{tab}/move"), json!({ "x": 6, "y": 6 }))
+            .await;
+        assert!(after["action_id"].is_string());
+    });
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn spawn_engine(session: &std::path::Path, port: u16) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_wabp"))
+        .args(["serve", "--port", &port.to_string(), "--session-dir"])
+        .arg(session)
+        .args(["--plugins"])
+        .arg(session.join("plugins"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the wabp binary starts")
+}
+
+async fn wait_ready(http: &reqwest::Client, api: &str) {
+    let ready = common::eventually(Duration::from_secs(30), || async {
+        let response = http
+            .get(format!("{api}/browser/status"))
+            .send()
+            .await
+            .ok()?;
+        let body: Value = response.json().await.ok()?;
+        (body["data"]["ready"] == true).then_some(())
+    })
+    .await;
+    assert!(ready.is_some(), "engine at {api} never became ready");
+}
+
+/// SIGKILL right after answers: a restart on the same session dir has every
+/// answered action.
+#[test]
+fn answered_actions_survive_sigkill() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session = common::temp_dir("sigkill");
+        let port = free_port();
+        let api = format!("http://127.0.0.1:{port}/api/v1");
+        let mut engine = spawn_engine(&session, port);
+        wait_ready(&h.http, &api).await;
+        let post = |path: String, body: Value| {
+            let url = format!("{api}{path}");
+            let http = h.http.clone();
+            async move { common::send(&http, reqwest::Method::POST, &url, Some(body), None).await }
+        };
+        let (_, tabs) = common::send(
+            &h.http,
+            reqwest::Method::GET,
+            &format!("{api}/tabs"),
+            None,
+            None,
+        )
+        .await;
+        let tab = tabs[0]["id"].as_str().unwrap().to_string();
+        let mut answered = Vec::new();
+        let (status, env) = post(
+            format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/") }),
+        )
+        .await;
+        assert_eq!(status, 200, "{env}");
+        answered.push(env["action_id"].as_str().unwrap().to_string());
+        for i in 0..4 {
+            let (status, env) = post(
+                format!("/tabs/{tab}/move"),
+                json!({ "x": 10 + i, "y": 10, "wait_until": { "type": "immediate" } }),
+            )
+            .await;
+            assert_eq!(status, 200, "{env}");
+            answered.push(env["action_id"].as_str().unwrap().to_string());
+        }
+        engine.kill().unwrap(); // SIGKILL
+        engine.wait().unwrap();
+
+        let port = free_port();
+        let api = format!("http://127.0.0.1:{port}/api/v1");
+        let mut engine = spawn_engine(&session, port);
+        wait_ready(&h.http, &api).await;
+        let (status, list) = common::send(
+            &h.http,
+            reqwest::Method::GET,
+            &format!("{api}/history/actions?limit=1000"),
+            None,
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{list}");
+        let recorded = ids(&list, "actions");
+        for id in &answered {
+            assert!(
+                recorded.contains(id),
+                "answered action {id} lost after SIGKILL; have {recorded:?}"
+            );
+        }
+        let shot = h
+            .http
+            .get(format!("{api}/history/actions/{}/screenshot", answered[0]))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(shot.status(), 200, "screenshot file survives too");
+        let (_, sessions) = common::send(
+            &h.http,
+            reqwest::Method::GET,
+            &format!("{api}/history/sessions"),
+            None,
+            None,
+        )
+        .await;
+        assert!(
+            sessions["sessions"].as_array().unwrap().len() >= 2,
+            "{sessions}"
+        );
+        engine.kill().unwrap();
+        engine.wait().unwrap();
+    });
+}
