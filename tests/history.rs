@@ -286,3 +286,129 @@ fn answered_actions_survive_sigkill() {
         engine.wait().unwrap();
     });
 }
+
+fn calls(list: &Value) -> Vec<Value> {
+    list["calls"].as_array().unwrap().clone()
+}
+
+#[test]
+fn network_calls_are_captured_tagged_queried_and_exported() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/api-page").await;
+        let tag = format!("get-{tab}");
+        let (x, y) = h.center(&tab, "#get").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "network": { "tag": tag, "types": ["Fetch"] } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["network"]["tag"], tag.as_str());
+        assert_eq!(env["network"]["total"], 1, "{}", env["network"]);
+        assert_eq!(env["network"]["completed"], 1);
+        let action_id = env["action_id"].as_str().unwrap();
+
+        let (status, saved) = h.get(&format!("/network?tag=^{tag}$")).await;
+        assert_eq!(status, 200, "{saved}");
+        let list = calls(&saved);
+        assert_eq!(list.len(), 1, "{saved}");
+        let call = &list[0];
+        assert!(call["url"].as_str().unwrap().ends_with("/api/data?item=42"));
+        assert_eq!(call["method"], "GET");
+        assert_eq!(call["status"], 200);
+        assert_eq!(call["type"], "Fetch");
+        assert_eq!(call["action_id"], action_id);
+        assert_eq!(call["tab_id"], tab.as_str());
+        assert!(
+            call.get("response_body").is_none(),
+            "bodies only on request"
+        );
+
+        let with_body = common::eventually(Duration::from_secs(3), || async {
+            let (_, saved) = h
+                .get(&format!("/network?tag=^{tag}$&include_body=true"))
+                .await;
+            let body = calls(&saved).first()?["response_body"]
+                .as_str()?
+                .to_string();
+            Some(body)
+        })
+        .await;
+        assert!(
+            with_body.is_some_and(|b| b.contains("widget")),
+            "response body saved"
+        );
+
+        for (filter, expected) in [
+            ("status=2\\d\\d", 1),
+            ("status=4\\d\\d", 0),
+            ("path=^/api/data$", 1),
+            ("query=item=4", 1),
+            ("hostname=127\\.0\\.0\\.1", 1),
+            ("method=POST", 0),
+            ("type=XHR|Fetch", 1),
+        ] {
+            let (status, found) = h.get(&format!("/network?tag=^{tag}$&{filter}")).await;
+            assert_eq!(status, 200, "{filter}: {found}");
+            assert_eq!(calls(&found).len(), expected, "{filter}");
+        }
+        let (status, err) = h.get("/network?url=(unclosed").await;
+        assert_eq!(status, 400, "{err}");
+        assert!(err["error"].as_str().unwrap().contains("url"), "{err}");
+
+        // Untagged calls are saved after the fact from the tab's buffer.
+        for button in ["#post", "#missing"] {
+            let (x, y) = h.center(&tab, button).await;
+            h.post(&format!("/tabs/{tab}/click"), json!({ "x": x, "y": y }))
+                .await;
+        }
+        let (_, live) = h.get(&format!("/tabs/{tab}/network")).await;
+        assert!(calls(&live).iter().any(|c| c["method"] == "POST"), "{live}");
+        let later = format!("later-{tab}");
+        let (status, saved) = h
+            .post("/network/save", json!({ "tag": later, "tab_id": tab }))
+            .await;
+        assert_eq!(status, 200, "{saved}");
+        let count = saved["saved"].as_u64().unwrap();
+        assert!(count >= 4, "document + 3 fetches at least: {saved}");
+        let (_, posts) = h
+            .get(&format!(
+                "/network?tag=^{later}$&method=POST&include_body=true"
+            ))
+            .await;
+        let post = &calls(&posts)[0];
+        assert_eq!(post["request_body"], "{\"user\":\"ada\"}");
+        assert_eq!(post["request_headers"]["content-type"], "application/json");
+        let (_, missing) = h.get(&format!("/network?tag=^{later}$&status=404")).await;
+        assert_eq!(calls(&missing).len(), 1);
+        let (status, err) = h.post("/network/save", json!({})).await;
+        assert_eq!(status, 400, "{err}");
+
+        let (status, har) = h.get(&format!("/network/har?tag=^{later}$")).await;
+        assert_eq!(status, 200, "{har}");
+        assert_eq!(har["log"]["version"], "1.2");
+        let entries = har["log"]["entries"].as_array().unwrap();
+        assert_eq!(entries.len() as u64, count);
+        let post_entry = entries
+            .iter()
+            .find(|e| e["request"]["method"] == "POST")
+            .expect("POST in the HAR");
+        assert_eq!(
+            post_entry["request"]["postData"]["text"],
+            "{\"user\":\"ada\"}"
+        );
+        assert!(post_entry["response"]["status"].as_u64().unwrap() == 200);
+        assert!(
+            entries
+                .iter()
+                .all(|e| e["startedDateTime"].is_string() && e["time"].is_number())
+        );
+
+        let (status, deleted) = h.delete(&format!("/network?tag={tag}")).await;
+        assert_eq!((status, deleted["deleted"].clone()), (200, json!(1)));
+        let (_, gone) = h.get(&format!("/network?tag=^{tag}$")).await;
+        assert!(calls(&gone).is_empty());
+    });
+}

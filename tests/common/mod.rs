@@ -131,6 +131,15 @@ async fn start_site() -> String {
         .route("/timer", get(|| async { Html(pages::TIMER) }))
         .route("/events", get(|| async { Html(pages::EVENTS) }))
         .route("/closer", get(|| async { Html(pages::CLOSER) }))
+        .route("/api-page", get(|| async { Html(pages::API) }))
+        .route(
+            "/api/data",
+            get(|| async { axum::Json(json!({ "name": "widget", "id": 42 })) }),
+        )
+        .route(
+            "/api/echo",
+            axum::routing::post(|body: String| async move { format!("echo:{body}") }),
+        )
         .route(
             "/download/report.txt",
             get(|| async {

@@ -80,3 +80,11 @@ for (const id of ['file', 'files', 'single', 'multi']) {
 pub const CLOSER: &str = r#"<!doctype html><html><head><title>Closer</title></head><body>
 <button id="close" style="position:absolute; left: 20px; top: 20px; width: 120px; height: 40px" onclick="window.close()">Close</button>
 </body></html>"#;
+
+/// Buttons that call a JSON API: GET, POST with a body, and a 404.
+pub const API: &str = r#"<!doctype html><html><head><title>API</title></head><body>
+<button id="get" style="position:absolute; left: 20px; top: 20px; width: 120px; height: 40px" onclick="fetch('/api/data?item=42').then(r => r.json()).then(d => document.getElementById('out').textContent = d.name)">Get</button>
+<button id="post" style="position:absolute; left: 20px; top: 80px; width: 120px; height: 40px" onclick="fetch('/api/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user: 'ada' }) }).then(r => r.text()).then(t => document.getElementById('out').textContent = t)">Post</button>
+<button id="missing" style="position:absolute; left: 20px; top: 140px; width: 120px; height: 40px" onclick="fetch('/api/missing').then(r => document.getElementById('out').textContent = r.status)">Missing</button>
+<div id="out" style="position:absolute; left: 200px; top: 20px"></div>
+</body></html>"#;

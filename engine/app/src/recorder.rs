@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use wabp_core::network::NetworkCall;
 use wabp_core::record::{ActionLog, LoggedAction};
 use wabp_core::{Error, ErrorCode};
 use wabp_history::{HistoryStore, NewAction, NewEvent};
@@ -15,6 +16,7 @@ fn storage_error(err: wabp_history::Error) -> Error {
 #[async_trait]
 impl ActionLog for HistoryLog {
     async fn record(&self, action: LoggedAction) -> wabp_core::Result<String> {
+        let network = action.network;
         let (result, error, timing, scroll, virtual_time_ms, events, before, after) =
             match action.outcome {
                 Ok(envelope) => {
@@ -75,8 +77,41 @@ impl ActionLog for HistoryLog {
             })
             .await
             .map_err(storage_error)?;
+        if let Some((tag, calls)) = network {
+            let calls = calls
+                .iter()
+                .map(|c| to_history_call(c, Some(&record.id)))
+                .collect::<wabp_core::Result<Vec<_>>>()?;
+            self.0
+                .save_network_calls(&tag, calls)
+                .await
+                .map_err(storage_error)?;
+        }
         Ok(record.id)
     }
+
+    async fn save_network(&self, tag: &str, calls: Vec<NetworkCall>) -> wabp_core::Result<usize> {
+        let calls = calls
+            .iter()
+            .map(|c| to_history_call(c, None))
+            .collect::<wabp_core::Result<Vec<_>>>()?;
+        self.0
+            .save_network_calls(tag, calls)
+            .await
+            .map_err(storage_error)
+    }
+}
+
+/// Core's captured call in the store's shape (the same ABP field names).
+fn to_history_call(
+    call: &NetworkCall,
+    action_id: Option<&str>,
+) -> wabp_core::Result<wabp_history::NetworkCall> {
+    let mut value = serde_json::to_value(call).map_err(|e| Error::internal(e.to_string()))?;
+    if let Some(id) = action_id {
+        value["action_id"] = json!(id);
+    }
+    serde_json::from_value(value).map_err(|e| Error::internal(format!("network call: {e}")))
 }
 
 /// Params are kept as sent, except values under names that usually carry

@@ -721,7 +721,7 @@ impl Engine {
         let started_ms = now_ms();
         let outcome = ActionRun {
             registry: self.registry.as_ref(),
-            tab,
+            tab: tab.clone(),
             options,
             hint: kind.hint,
             scroll_source: kind.scroll_source,
@@ -730,12 +730,25 @@ impl Engine {
         .await;
         let log = self.action_log.read().unwrap().clone();
         let Some(log) = log else { return outcome };
+        // Tagged network capture: the calls this action started are saved
+        // with it, under the tag.
+        let network = options
+            .network
+            .as_ref()
+            .filter(|n| !n.tag.is_empty() && outcome.is_ok())
+            .map(|n| {
+                (
+                    n.tag.clone(),
+                    tab.network_calls_since(started_ms as i64, &n.types),
+                )
+            });
         let logged = LoggedAction {
             tab_id: tab_id.to_string(),
             action_type: kind.name,
             params: kind.params,
             started_ms,
             completed_ms: now_ms(),
+            network,
             outcome: match &outcome {
                 Ok(envelope) => Ok(envelope.clone()),
                 Err(err) => Err(err.message.clone()),
@@ -744,6 +757,9 @@ impl Engine {
         match (outcome, log.record(logged).await) {
             (Ok(mut envelope), Ok(action_id)) => {
                 envelope.action_id = Some(action_id);
+                if let (Some(summary), Some(network)) = (&mut envelope.network, &options.network) {
+                    summary.tag = network.tag.clone();
+                }
                 Ok(envelope)
             }
             // The action ran but is not on record: say so rather than answer
@@ -970,6 +986,36 @@ impl Engine {
         // renderer was inside the dialog); freeze it now.
         execution::freeze(&tab).await?;
         Ok(json!({ "success": true }))
+    }
+
+    // ---- network capture ----
+
+    /// `POST /network/save`: the tab's buffer (the active tab's by default)
+    /// saved under `tag`.
+    pub async fn save_network(&self, tab_id: Option<&str>, tag: &str) -> Result<usize> {
+        if tag.is_empty() {
+            return Err(Error::invalid("\"tag\" must not be empty"));
+        }
+        let tab_id = match tab_id {
+            Some(id) => id.to_string(),
+            None => self
+                .active_tab()
+                .ok_or_else(|| Error::invalid("no active tab; pass \"tab_id\""))?,
+        };
+        let tab = self.tab(&tab_id)?;
+        let log = self
+            .action_log
+            .read()
+            .unwrap()
+            .clone()
+            .ok_or_else(|| Error::new(ErrorCode::NotFound, "this engine records no history"))?;
+        log.save_network(tag, tab.network_calls()).await
+    }
+
+    /// The tab's in-memory capture (unsaved), with how many calls fell out.
+    pub fn tab_network(&self, tab_id: &str) -> Result<(Vec<crate::network::NetworkCall>, u64)> {
+        let tab = self.tab(tab_id)?;
+        Ok((tab.network_calls(), tab.network_dropped()))
     }
 
     // ---- execution control ----

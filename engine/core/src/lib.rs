@@ -9,6 +9,7 @@ pub mod engine;
 pub mod error;
 pub mod execution;
 pub mod keys;
+pub mod network;
 pub mod plugin;
 pub mod record;
 pub mod tab;

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::action::Envelope;
 use crate::error::Result;
+use crate::network::NetworkCall;
 
 /// One finished action as the log receives it.
 #[derive(Debug, Clone)]
@@ -20,6 +21,9 @@ pub struct LoggedAction {
     pub started_ms: f64,
     pub completed_ms: f64,
     pub outcome: std::result::Result<Envelope, String>,
+    /// Calls to save with the action: (tag, calls), when the request's
+    /// `network.tag` asked for it.
+    pub network: Option<(String, Vec<NetworkCall>)>,
 }
 
 #[async_trait]
@@ -27,4 +31,7 @@ pub trait ActionLog: Send + Sync {
     /// Stores the action durably and returns its id. The action's answer is
     /// sent only after this returns, so an answered action is never lost.
     async fn record(&self, action: LoggedAction) -> Result<String>;
+
+    /// Saves calls under a tag (`POST /network/save`); returns how many.
+    async fn save_network(&self, tag: &str, calls: Vec<NetworkCall>) -> Result<usize>;
 }

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex as StdMutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use base64::Engine as _;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, ResolveNodeParams};
 use chromiumoxide::cdp::browser_protocol::emulation::SetTouchEmulationEnabledParams;
@@ -13,7 +14,8 @@ use chromiumoxide::cdp::browser_protocol::input::{
     InsertTextParams, MouseButton as CdpMouseButton,
 };
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
+    GetResponseBodyParams, RequestId,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, EventFileChooserOpened, EventWindowOpen,
@@ -39,6 +41,7 @@ use tokio::task::JoinHandle;
 use crate::error::{Error, ErrorCode, Result};
 use crate::execution::{DriverKind, Execution};
 use crate::keys::key_definition;
+use crate::network::{NetworkBuffer, NetworkCall, header_map, limit_body, wants_body};
 use crate::plugin::{
     ElementBox, HostError, HostResult, Modifiers, MouseButton, PageHost, Rect, RequestInfo,
     ViewportInfo, WaitSignal,
@@ -138,6 +141,7 @@ pub struct Tab {
     self_ref: Weak<Tab>,
     /// Wakes the clock task for a frame before its next tick.
     pub frame_nudge: tokio::sync::Notify,
+    network: StdMutex<NetworkBuffer>,
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
 }
@@ -205,6 +209,7 @@ impl Tab {
             pump: StdMutex::new(None),
             self_ref: self_ref.clone(),
             frame_nudge: tokio::sync::Notify::new(),
+            network: StdMutex::new(NetworkBuffer::default()),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -259,7 +264,11 @@ impl Tab {
                 .boxed(),
             p.event_listener::<EventLoadingFailed>()
                 .await?
-                .map(|e| RawEvent::RequestDone(e.request_id.inner().clone()))
+                .map(RawEvent::RequestFailed)
+                .boxed(),
+            p.event_listener::<EventResponseReceived>()
+                .await?
+                .map(RawEvent::ResponseReceived)
                 .boxed(),
             p.event_listener::<EventFrameRequestedNavigation>()
                 .await?
@@ -314,6 +323,7 @@ impl Tab {
             |state: &TabState, frame: &str| state.main_frame.as_deref().is_none_or(|m| m == frame);
         let signal = match event {
             RawEvent::RequestStarted(e) => {
+                self.capture_request(&e);
                 let url = e.request.url.clone();
                 Some(TabSignal::Wait(WaitSignal::RequestStarted(RequestInfo {
                     id: e.request_id.inner().clone(),
@@ -328,7 +338,33 @@ impl Tab {
                         .unwrap_or_else(|| "Other".into()),
                 })))
             }
-            RawEvent::RequestDone(id) => Some(TabSignal::Wait(WaitSignal::RequestFinished(id))),
+            RawEvent::RequestDone(id) => {
+                self.capture_finished(&id);
+                Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
+            }
+            RawEvent::RequestFailed(e) => {
+                let id = e.request_id.inner().clone();
+                if let Some(call) = self.network.lock().unwrap().by_request(&id) {
+                    call.state = "failed";
+                    call.error = Some(e.error_text.clone());
+                    call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
+                }
+                Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
+            }
+            RawEvent::ResponseReceived(e) => {
+                if let Some(call) = self
+                    .network
+                    .lock()
+                    .unwrap()
+                    .by_request(e.request_id.inner())
+                {
+                    call.status = u16::try_from(e.response.status).ok();
+                    call.response_headers =
+                        header_map(&serde_json::to_value(&e.response.headers).unwrap_or_default());
+                    call.mime_type = e.response.mime_type.clone();
+                }
+                None
+            }
             RawEvent::Requested(e) => {
                 if is_main(&state, e.frame_id.inner()) {
                     state.pending_reason = Some(e.reason.as_ref().to_string());
@@ -509,6 +545,119 @@ impl Tab {
         let mut state = self.state.lock().unwrap();
         state.last_pixels = Some(pixels.clone());
         state.frozen_pixels = frozen.then(|| pixels.clone());
+    }
+
+    fn capture_request(&self, e: &EventRequestWillBeSent) {
+        let mut network = self.network.lock().unwrap();
+        if let Some(redirect) = &e.redirect_response {
+            // Redirects reuse the request id: close the previous hop.
+            if let Some(call) = network.by_request(e.request_id.inner()) {
+                call.status = u16::try_from(redirect.status).ok();
+                call.response_headers =
+                    header_map(&serde_json::to_value(&redirect.headers).unwrap_or_default());
+                call.state = "completed";
+                call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
+            }
+        }
+        let body = e.request.post_data_entries.as_ref().map(|entries| {
+            let bytes: Vec<u8> = entries
+                .iter()
+                .filter_map(|entry| entry.bytes.as_ref())
+                .filter_map(|b| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(AsRef::<str>::as_ref(b))
+                        .ok()
+                })
+                .flatten()
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        });
+        let (request_body, request_body_truncated) = match body {
+            Some(text) => {
+                let (text, cut) = limit_body(text);
+                (Some(text), cut)
+            }
+            None => (None, false),
+        };
+        network.push(NetworkCall {
+            id: short_id("net"),
+            tab_id: self.id.clone(),
+            action_id: None,
+            url: e.request.url.clone(),
+            method: e.request.method.clone(),
+            status: None,
+            resource_type: e
+                .r#type
+                .as_ref()
+                .map(|t| t.as_ref().to_string())
+                .unwrap_or_else(|| "Other".into()),
+            request_headers: header_map(
+                &serde_json::to_value(&e.request.headers).unwrap_or_default(),
+            ),
+            response_headers: Default::default(),
+            request_body,
+            response_body: None,
+            request_body_truncated,
+            response_body_truncated: false,
+            body_encoding: None,
+            timing_ms: None,
+            timestamp_ms: now_ms_i64(),
+            state: "pending",
+            error: None,
+            request_id: e.request_id.inner().clone(),
+            mime_type: String::new(),
+        });
+    }
+
+    /// A finished call: its timing, and its body when it is text worth
+    /// keeping (fetched from the browser off the event pump).
+    fn capture_finished(&self, request_id: &str) {
+        let wants = {
+            let mut network = self.network.lock().unwrap();
+            let Some(call) = network.by_request(request_id) else {
+                return;
+            };
+            call.state = "completed";
+            call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
+            wants_body(&call.resource_type, &call.mime_type)
+        };
+        let Some(tab) = self.self_ref.upgrade().filter(|_| wants) else {
+            return;
+        };
+        let request_id = request_id.to_string();
+        tokio::spawn(async move {
+            let params = GetResponseBodyParams::new(RequestId::new(request_id.clone()));
+            let Ok(Ok(body)) =
+                tokio::time::timeout(Duration::from_secs(5), tab.page.execute(params)).await
+            else {
+                return;
+            };
+            let (text, encoding) = if body.result.base64_encoded {
+                (body.result.body.clone(), "base64")
+            } else {
+                (body.result.body.clone(), "text")
+            };
+            let (text, cut) = limit_body(text);
+            if let Some(call) = tab.network.lock().unwrap().by_request(&request_id) {
+                call.response_body = Some(text);
+                call.response_body_truncated = cut;
+                call.body_encoding = Some(encoding.into());
+            }
+        });
+    }
+
+    /// The tab's captured calls, oldest first.
+    pub fn network_calls(&self) -> Vec<NetworkCall> {
+        self.network.lock().unwrap().all()
+    }
+
+    pub fn network_dropped(&self) -> u64 {
+        self.network.lock().unwrap().dropped
+    }
+
+    /// Calls started since `since_ms` (wall clock), of the given types.
+    pub fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
+        self.network.lock().unwrap().since(since_ms, types)
     }
 
     /// Sends a signal to whoever watches this tab (an action in flight).
@@ -812,6 +961,8 @@ impl Tab {
 enum RawEvent {
     RequestStarted(Arc<EventRequestWillBeSent>),
     RequestDone(String),
+    RequestFailed(Arc<EventLoadingFailed>),
+    ResponseReceived(Arc<EventResponseReceived>),
     Requested(Arc<EventFrameRequestedNavigation>),
     StartedLoading(String),
     StoppedLoading(String),
@@ -823,6 +974,10 @@ enum RawEvent {
     FileChooserOpened(Arc<EventFileChooserOpened>),
     BindingCalled(Arc<EventBindingCalled>),
     WindowOpen(Arc<EventWindowOpen>),
+}
+
+fn now_ms_i64() -> i64 {
+    crate::capture::now_ms() as i64
 }
 
 /// `prefix_` + 12 hex digits, unique enough within one engine.

@@ -7,6 +7,7 @@ mod browser;
 mod error;
 mod execution;
 mod history;
+mod network;
 mod tabs;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub fn router(state: AppState) -> Router {
         .merge(tabs::router())
         .merge(execution::router())
         .merge(history::router())
+        .merge(network::router())
         .fallback(|| async {
             error_response(
                 StatusCode::NOT_FOUND,

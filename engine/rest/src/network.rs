@@ -1,0 +1,88 @@
+//! `/network*`: saved network calls (regex queries, HAR export), saving a
+//! tab's buffer under a tag, and the live buffer of a tab (wabp addition).
+
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use wabp_core::{Error, ErrorCode};
+use wabp_history::NetworkFilter;
+
+use crate::AppState;
+use crate::body::{Body, optional_str, required_str};
+use crate::error::{ApiError, ApiResult};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/network", get(query).delete(clear))
+        .route("/network/save", post(save))
+        .route("/network/har", get(har))
+        .route("/tabs/{tab}/network", get(live))
+}
+
+fn store(state: &AppState) -> ApiResult<&wabp_history::HistoryStore> {
+    state.history.as_ref().ok_or_else(|| {
+        ApiError(Error::new(
+            ErrorCode::NotFound,
+            "network calls are not saved by this engine",
+        ))
+    })
+}
+
+fn filter(
+    q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<NetworkFilter> {
+    q.map(|Query(f)| f)
+        .map_err(|e| ApiError::invalid(format!("bad query: {e}")))
+}
+
+async fn query(
+    State(s): State<AppState>,
+    q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<Json<Value>> {
+    let calls = store(&s)?.query_network(filter(q)?).await?;
+    Ok(Json(json!({ "total": calls.len(), "calls": calls })))
+}
+
+async fn save(State(s): State<AppState>, Body(body): Body) -> ApiResult<Json<Value>> {
+    let tag = required_str(&body, "tag")?;
+    let tab = optional_str(&body, "tab_id")?;
+    let saved = s.engine.save_network(tab, tag).await?;
+    Ok(Json(json!({ "saved": saved, "tag": tag })))
+}
+
+#[derive(Deserialize)]
+struct ClearQuery {
+    tag: Option<String>,
+}
+
+async fn clear(
+    State(s): State<AppState>,
+    q: Result<Query<ClearQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<Json<Value>> {
+    let Query(q) = q.map_err(|e| ApiError::invalid(format!("bad query: {e}")))?;
+    let deleted = store(&s)?.delete_network(q.tag.as_deref()).await?;
+    Ok(Json(json!({ "deleted": deleted })))
+}
+
+/// HAR 1.2 of the saved calls the filter selects (bodies included).
+async fn har(
+    State(s): State<AppState>,
+    q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult<Json<Value>> {
+    let mut f = filter(q)?;
+    f.include_body = true;
+    let calls = store(&s)?.query_network(f).await?;
+    Ok(Json(wabp_history::har::to_har(
+        &calls,
+        env!("CARGO_PKG_VERSION"),
+    )))
+}
+
+async fn live(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
+    let (calls, dropped) = s.engine.tab_network(&tab)?;
+    Ok(Json(
+        json!({ "total": calls.len(), "dropped": dropped, "calls": calls }),
+    ))
+}
