@@ -412,3 +412,94 @@ fn network_calls_are_captured_tagged_queried_and_exported() {
         assert!(calls(&gone).is_empty());
     });
 }
+
+#[test]
+fn curl_uses_the_tabs_cookies_while_frozen() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/api-page").await;
+        h.eval(&tab, "document.cookie = 'session=abc123; path=/'; true")
+            .await;
+        let (_, state) = h.get(&format!("/tabs/{tab}/execution")).await;
+        assert_eq!(state["paused"], true, "the page is frozen during curl");
+
+        let tag = format!("curl-{tab}");
+        let (status, answer) = h
+            .post(
+                &format!("/tabs/{tab}/curl"),
+                json!({ "url": h.url("/api/whoami"), "headers": { "X-Wabp-Test": "yes" }, "tag": tag }),
+            )
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["status"], 200);
+        assert_eq!(answer["body_encoding"], "text");
+        assert_eq!(answer["redirected"], false);
+        let body: Value = serde_json::from_str(answer["body"].as_str().unwrap()).unwrap();
+        assert_eq!(body["cookie"], "session=abc123");
+        assert_eq!(body["x_wabp_test"], "yes");
+        assert!(
+            answer["headers"]["content-type"]
+                .as_str()
+                .unwrap()
+                .contains("json")
+        );
+        let (_, saved) = h
+            .get(&format!("/network?tag=^{tag}$&include_body=true"))
+            .await;
+        let call = &calls(&saved)[0];
+        assert!(call["url"].as_str().unwrap().ends_with("/api/whoami"));
+        assert!(call["response_body"].as_str().unwrap().contains("abc123"));
+
+        let (_, post) = h
+            .post(
+                &format!("/tabs/{tab}/curl"),
+                json!({ "url": h.url("/api/echo"), "method": "post", "body": "hi" }),
+            )
+            .await;
+        assert_eq!(post["body"], "echo:hi");
+        let (_, bytes) = h
+            .post(
+                &format!("/tabs/{tab}/curl"),
+                json!({ "url": h.url("/api/bytes") }),
+            )
+            .await;
+        assert_eq!(
+            (bytes["body_encoding"].clone(), bytes["body"].clone()),
+            (json!("base64"), json!("AJ+Slv8="))
+        );
+        let (_, moved) = h
+            .post(
+                &format!("/tabs/{tab}/curl"),
+                json!({ "url": h.url("/api/redirect") }),
+            )
+            .await;
+        assert_eq!(moved["redirected"], true);
+        assert!(moved["url"].as_str().unwrap().ends_with("/api/data?item=7"));
+
+        for bad in [
+            json!({}),
+            json!({ "url": "nope" }),
+            json!({ "url": h.url("/"), "method": "GET", "body": "x" }),
+            json!({ "url": h.url("/"), "method": "G E T" }),
+            json!({ "url": h.url("/"), "headers": { "a": 1 } }),
+        ] {
+            let (status, err) = h.post(&format!("/tabs/{tab}/curl"), bad.clone()).await;
+            assert_eq!(status, 400, "{bad}: {err}");
+        }
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{tab}/curl"),
+                json!({ "url": "http://127.0.0.1:9/closed" }),
+            )
+            .await;
+        assert_eq!(
+            (status, err["code"].clone()),
+            (502, json!("NETWORK_ERROR")),
+            "{err}"
+        );
+
+        // Still frozen afterwards.
+        let (_, state) = h.get(&format!("/tabs/{tab}/execution")).await;
+        assert_eq!(state["paused"], true);
+    });
+}

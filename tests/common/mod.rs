@@ -137,6 +137,35 @@ async fn start_site() -> String {
             get(|| async { axum::Json(json!({ "name": "widget", "id": 42 })) }),
         )
         .route(
+            "/api/whoami",
+            get(|headers: axum::http::HeaderMap| async move {
+                let cookie = headers
+                    .get(axum::http::header::COOKIE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                let custom = headers
+                    .get("x-wabp-test")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                axum::Json(json!({ "cookie": cookie, "x_wabp_test": custom }))
+            }),
+        )
+        .route(
+            "/api/bytes",
+            get(|| async {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/octet-stream")],
+                    vec![0u8, 159, 146, 150, 255],
+                )
+            }),
+        )
+        .route(
+            "/api/redirect",
+            get(|| async { axum::response::Redirect::temporary("/api/data?item=7") }),
+        )
+        .route(
             "/api/echo",
             axum::routing::post(|body: String| async move { format!("echo:{body}") }),
         )

@@ -22,6 +22,7 @@ pub enum ErrorCode {
     FileNotReadable,
     DownloadNotFound,
     DownloadFailed,
+    NetworkError,
     EvaluationError,
     NotReady,
     BrowserInitFailed,
@@ -54,6 +55,7 @@ impl ErrorCode {
             ErrorCode::HumanMode => 409,
             ErrorCode::Unauthorized => 401,
             ErrorCode::NotReady => 503,
+            ErrorCode::NetworkError => 502,
             ErrorCode::Timeout => 504,
             ErrorCode::NavigationFailed
             | ErrorCode::BrowserInitFailed
@@ -80,6 +82,7 @@ impl ErrorCode {
             ErrorCode::FileNotReadable => "FILE_NOT_READABLE",
             ErrorCode::DownloadNotFound => "DOWNLOAD_NOT_FOUND",
             ErrorCode::DownloadFailed => "DOWNLOAD_FAILED",
+            ErrorCode::NetworkError => "NETWORK_ERROR",
             ErrorCode::EvaluationError => "EVALUATION_ERROR",
             ErrorCode::NotReady => "NOT_READY",
             ErrorCode::BrowserInitFailed => "BROWSER_INIT_FAILED",

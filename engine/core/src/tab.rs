@@ -21,6 +21,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, EventFileChooserOpened, EventWindowOpen,
     FileChooserOpenedMode, SetInterceptFileChooserDialogParams,
 };
+use chromiumoxide::cdp::browser_protocol::page::{CreateIsolatedWorldParams, FrameId};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation,
     EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
@@ -29,7 +30,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 };
 use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId};
 use chromiumoxide::cdp::js_protocol::runtime::{
-    AddBindingParams, CallFunctionOnParams, EvaluateParams, EventBindingCalled,
+    AddBindingParams, CallFunctionOnParams, EvaluateParams, EventBindingCalled, ExecutionContextId,
 };
 use futures::stream::{BoxStream, StreamExt};
 use serde::Serialize;
@@ -804,13 +805,46 @@ impl Tab {
 
     /// Evaluates an expression, awaiting promises. Returns (value, JS type).
     pub async fn evaluate_value(&self, expression: &str) -> Result<(Value, String)> {
-        let params = EvaluateParams::builder()
+        self.evaluate_in(expression, None).await
+    }
+
+    /// Evaluates in a fresh isolated world of the main frame: the page's
+    /// origin, cookies and DOM, but none of its script (a page can't
+    /// replace the `fetch` wabp calls).
+    pub async fn evaluate_isolated(&self, expression: &str) -> Result<Value> {
+        let frame = self
+            .main_frame()
+            .unwrap_or_else(|| self.target_id.inner().clone());
+        let world = self
+            .page
+            .execute(
+                CreateIsolatedWorldParams::builder()
+                    .frame_id(FrameId::new(frame))
+                    .world_name("wabp")
+                    .build()
+                    .map_err(Error::internal)?,
+            )
+            .await?;
+        Ok(self
+            .evaluate_in(expression, Some(world.result.execution_context_id))
+            .await?
+            .0)
+    }
+
+    async fn evaluate_in(
+        &self,
+        expression: &str,
+        context: Option<ExecutionContextId>,
+    ) -> Result<(Value, String)> {
+        let mut builder = EvaluateParams::builder()
             .expression(expression)
             .return_by_value(true)
             .await_promise(true)
-            .user_gesture(true)
-            .build()
-            .map_err(Error::internal)?;
+            .user_gesture(true);
+        if let Some(context) = context {
+            builder = builder.context_id(context);
+        }
+        let params = builder.build().map_err(Error::internal)?;
         let Some(response) = self.execute_unless_dialog(params, false).await? else {
             let message = match self.pending_dialog() {
                 Some(_) => format!(

@@ -19,6 +19,7 @@ pub fn router() -> Router<AppState> {
         .route("/network/save", post(save))
         .route("/network/har", get(har))
         .route("/tabs/{tab}/network", get(live))
+        .route("/tabs/{tab}/curl", post(curl))
 }
 
 fn store(state: &AppState) -> ApiResult<&wabp_history::HistoryStore> {
@@ -84,5 +85,46 @@ async fn live(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<J
     let (calls, dropped) = s.engine.tab_network(&tab)?;
     Ok(Json(
         json!({ "total": calls.len(), "dropped": dropped, "calls": calls }),
+    ))
+}
+
+async fn curl(
+    State(s): State<AppState>,
+    Path(tab): Path<String>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
+    let url = required_str(&body, "url")?.to_string();
+    let method = optional_str(&body, "method")?.unwrap_or("GET").to_string();
+    let headers = match body.get("headers") {
+        None | Some(Value::Null) => Default::default(),
+        Some(Value::Object(h)) => {
+            if h.values().any(|v| !v.is_string()) {
+                return Err(ApiError::invalid("\"headers\" values must be strings"));
+            }
+            h.clone()
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                "\"headers\" must be an object of strings",
+            ));
+        }
+    };
+    let request_body = optional_str(&body, "body")?
+        .filter(|b| !b.is_empty())
+        .map(str::to_string);
+    let tag = optional_str(&body, "tag")?.map(str::to_string);
+    Ok(Json(
+        s.engine
+            .curl(
+                &tab,
+                wabp_core::engine::CurlRequest {
+                    url,
+                    method,
+                    headers,
+                    body: request_body,
+                    tag,
+                },
+            )
+            .await?,
     ))
 }
