@@ -217,7 +217,69 @@ async fn main() -> anyhow::Result<()> {
         median(calls)
     );
 
-    // 4. Hot reload: file write → new version answering.
+    // 4. Recording cost per action, on its own store: with and without the
+    // two screenshots (the size of this run's after-frame), and the database
+    // size per 1,000 actions.
+    let frame = {
+        let shot = engine.screenshot(&tab, vec![], false).await?;
+        shot.data.as_ref().clone()
+    };
+    for with_shots in [false, true] {
+        let dir = std::env::temp_dir().join(format!(
+            "wabp-bench-history-{}-{with_shots}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        let store = wabp_history::HistoryStore::open(&dir)?;
+        store.start_session(json!({})).await?;
+        let mut samples = vec![];
+        for i in 0..1000 {
+            let started = Instant::now();
+            store
+                .record_action(wabp_history::NewAction {
+                    session_id: None,
+                    tab_id: "tab_bench".into(),
+                    action_type: "click".into(),
+                    params: json!({ "x": i, "y": 10 }),
+                    result: Some(json!({ "status": "clicked" })),
+                    error: None,
+                    started_ms: 0,
+                    completed_ms: 1,
+                    timing: Some(json!({ "duration_ms": 1.0 })),
+                    scroll: Some(json!({ "vertical_px": 0 })),
+                    virtual_time_ms: Some(0),
+                    events: vec![wabp_history::NewEvent {
+                        tab_id: "tab_bench".into(),
+                        event_type: "navigation".into(),
+                        virtual_time_ms: Some(0),
+                        data: json!({ "url": "http://127.0.0.1/" }),
+                    }],
+                    screenshot_before: with_shots.then(|| frame.clone()),
+                    screenshot_after: with_shots.then(|| frame.clone()),
+                })
+                .await?;
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        store.close().await?;
+        let db = ["history.db", "history.db-wal"]
+            .iter()
+            .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
+            .map(|m| m.len())
+            .sum::<u64>();
+        let shots: u64 = std::fs::read_dir(dir.join("screenshots"))
+            .map(|d| d.filter_map(|e| e.ok()?.metadata().ok()).map(|m| m.len()).sum())
+            .unwrap_or(0);
+        println!(
+            "history: record one action {} screenshots: {:.2} ms median; per 1,000 actions: database {:.1} MB, screenshot files {:.1} MB",
+            if with_shots { "with" } else { "without" },
+            median(samples),
+            db as f64 / 1e6,
+            shots as f64 / 1e6
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    // 5. Hot reload: file write → new version answering.
     println!(
         "hot reload, write to live (median of 10): {:.1} ms",
         hot_reload_latency().await?
