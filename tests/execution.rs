@@ -100,11 +100,11 @@ fn a_frozen_page_keeps_its_timers_clock_and_frames_still() {
         let ticks = count_b - count_a;
         let advanced = now_b - now_a;
         assert!(
-            (6..=14).contains(&ticks),
+            (5..=16).contains(&ticks),
             "{ticks} timer ticks in a 1000 ms wait: {first} -> {after}"
         );
         assert!(
-            (700..=1400).contains(&advanced),
+            (600..=1600).contains(&advanced),
             "clock advanced {advanced} ms in a 1000 ms wait"
         );
         let before_vt = env["screenshot_before"]["virtual_time_ms"]
@@ -112,7 +112,7 @@ fn a_frozen_page_keeps_its_timers_clock_and_frames_still() {
             .unwrap();
         let after_vt = env["screenshot_after"]["virtual_time_ms"].as_f64().unwrap();
         assert!(
-            (700.0..=1400.0).contains(&(after_vt - before_vt)),
+            (600.0..=1600.0).contains(&(after_vt - before_vt)),
             "envelope virtual times {before_vt} -> {after_vt}"
         );
         // While frozen, the next action's before frame is this after frame.
@@ -588,7 +588,8 @@ fn the_compositor_driver_freezes_full_chromium_too() {
     if !chromium.exists() {
         panic!("this test needs Debian's chromium (apt-get install chromium)");
     }
-    let (shared_harness, _g) = shared();
+    // Its own browser: alone, so the shared engine's timing tests keep their CPU.
+    let (shared_harness, _g) = exclusive();
     block_on(async {
         let server = common::start_server_with(common::temp_dir("plugins-compositor"), |o| {
             o.launch = wabp_core::browser::LaunchMode::Binary(chromium.into());
@@ -646,7 +647,8 @@ fn the_compositor_driver_freezes_full_chromium_too() {
 /// control on, which takes `initial_virtual_time` the first time.
 #[test]
 fn no_pause_runs_freely_until_execution_control_is_enabled() {
-    let (shared_harness, _g) = shared();
+    // Its own browser: alone, so the shared engine's timing tests keep their CPU.
+    let (shared_harness, _g) = exclusive();
     block_on(async {
         let server = common::start_server_with(common::temp_dir("plugins-nopause"), |o| {
             o.pause = false;

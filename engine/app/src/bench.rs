@@ -267,7 +267,11 @@ async fn main() -> anyhow::Result<()> {
             .map(|m| m.len())
             .sum::<u64>();
         let shots: u64 = std::fs::read_dir(dir.join("screenshots"))
-            .map(|d| d.filter_map(|e| e.ok()?.metadata().ok()).map(|m| m.len()).sum())
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
             .unwrap_or(0);
         println!(
             "history: record one action {} screenshots: {:.2} ms median; per 1,000 actions: database {:.1} MB, screenshot files {:.1} MB",

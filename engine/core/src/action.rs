@@ -660,12 +660,11 @@ impl ActionRun<'_> {
             )
             .await?;
 
-        let _turn = tokio::time::timeout(
-            Duration::from_millis(options.wait_until.timeout_ms + 10_000),
-            tab.action_lock.lock(),
-        )
-        .await
-        .map_err(|_| Error::timeout("another action on this tab did not finish in time"))?;
+        let _turn = tab
+            .turn(Duration::from_millis(
+                options.wait_until.timeout_ms + 10_000,
+            ))
+            .await?;
         let total = Instant::now();
         let mut parts = TimingParts::default();
         let mut capture_timing = CaptureTiming::default();
@@ -728,14 +727,21 @@ impl ActionRun<'_> {
 
         let step = Instant::now();
         let timeout = Duration::from_millis(options.wait_until.timeout_ms);
-        let wait_reason = wait_for_settle(
+        let wait_reason = match wait_for_settle(
             &mut session,
             first_decision,
             &mut rx,
             &mut recorder,
             timeout,
         )
-        .await?;
+        .await
+        {
+            Ok(reason) => reason,
+            Err(err) => {
+                execution::freeze(&tab).await.ok();
+                return Err(err);
+            }
+        };
         while let Ok(signal) = rx.try_recv() {
             recorder.record(signal);
         }

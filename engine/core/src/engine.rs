@@ -32,6 +32,9 @@ use crate::plugin::{ActionContext, PageHost, PluginRegistry};
 use crate::record::{ActionLog, LoggedAction};
 use crate::tab::{Tab, TabSignal, short_id};
 
+/// How long an operation outside the action loop waits for the tab's turn.
+const TURN_LIMIT: Duration = Duration::from_secs(60);
+
 /// How long a new tab's first page may take to load before it is frozen.
 const FIRST_LOAD_LIMIT: Duration = Duration::from_secs(10);
 
@@ -318,15 +321,16 @@ impl Engine {
             browser.browser.new_page(params).await?
         };
         let tab = Tab::attach(self.next_tab_id(), page, kind, None).await?;
-        self.tabs.write().unwrap().push(tab.clone());
-        if active || self.active_tab.lock().unwrap().is_none() {
-            *self.active_tab.lock().unwrap() = Some(tab.id.clone());
-        }
+        // Frozen and loaded before anyone can reach it.
         if self.config.pause {
             execution::enable(&tab, None).await?;
         }
         if url != "about:blank" {
             self.first_load(&tab, Some(url)).await?;
+        }
+        self.tabs.write().unwrap().push(tab.clone());
+        if active || self.active_tab.lock().unwrap().is_none() {
+            *self.active_tab.lock().unwrap() = Some(tab.id.clone());
         }
         Ok(tab)
     }
@@ -466,6 +470,9 @@ impl Engine {
             DriverKind::Compositor
         };
         let tab = Tab::attach(self.next_tab_id(), page, kind, Some(source.id.clone())).await?;
+        // Actions on the popup wait until it is loaded and frozen; the event
+        // goes out now, while the opener's action still listens.
+        let turn = tab.action_lock.lock().await;
         self.tabs.write().unwrap().push(tab.clone());
         // Size, position or `popup` make a window; `noopener` alone (what
         // `target=_blank` implies) does not.
@@ -502,6 +509,7 @@ impl Engine {
             execution::enable(&tab, None).await?;
             self.first_load(&tab, None).await?;
         }
+        drop(turn);
         Ok(())
     }
 
@@ -514,24 +522,25 @@ impl Engine {
     }
 
     fn forget_tab(&self, tab_id: &str) {
-        self.tabs.write().unwrap().retain(|t| t.id != tab_id);
+        // Never hold `active_tab` and `tabs` together (`tab_for_frame` reads them too).
+        let last = {
+            let mut tabs = self.tabs.write().unwrap();
+            tabs.retain(|t| t.id != tab_id);
+            tabs.last().map(|t| t.id.clone())
+        };
         let mut active = self.active_tab.lock().unwrap();
         if active.as_deref() == Some(tab_id) {
-            *active = self.tabs.read().unwrap().last().map(|t| t.id.clone());
+            *active = last;
         }
     }
 
     fn tab_for_frame(&self, frame: &str) -> Option<Arc<Tab>> {
+        let active = self.active_tab.lock().unwrap().clone();
         let tabs = self.tabs.read().unwrap();
         tabs.iter()
             .find(|t| t.target_id.inner() == frame || t.main_frame().as_deref() == Some(frame))
+            .or_else(|| tabs.iter().find(|t| Some(&t.id) == active.as_ref()))
             .cloned()
-            .or_else(|| {
-                let active = self.active_tab.lock().unwrap().clone();
-                tabs.iter()
-                    .find(|t| Some(&t.id) == active.as_ref())
-                    .cloned()
-            })
     }
 
     fn on_download_begin(&self, e: &EventDownloadWillBegin) {
@@ -719,15 +728,24 @@ impl Engine {
         self.ensure_agent_mode()?;
         let tab = self.tab(tab_id)?;
         let started_ms = now_ms();
-        let outcome = ActionRun {
-            registry: self.registry.as_ref(),
-            tab: tab.clone(),
-            options,
-            hint: kind.hint,
-            scroll_source: kind.scroll_source,
-        }
-        .execute(dispatch)
-        .await;
+        // Its own task: a client that hangs up mid-action must not leave the
+        // page thawed or the action half done.
+        let (registry, owned_options, run_tab) =
+            (self.registry.clone(), options.clone(), tab.clone());
+        let (hint, scroll_source) = (kind.hint, kind.scroll_source);
+        let outcome = tokio::spawn(async move {
+            ActionRun {
+                registry: registry.as_ref(),
+                tab: run_tab,
+                options: &owned_options,
+                hint,
+                scroll_source,
+            }
+            .execute(dispatch)
+            .await
+        })
+        .await
+        .unwrap_or_else(|e| Err(Error::internal(format!("the action task failed: {e}"))));
         let log = self.action_log.read().unwrap().clone();
         let Some(log) = log else { return outcome };
         // Tagged network capture: the calls this action started are saved
@@ -911,6 +929,8 @@ impl Engine {
                 "a JavaScript dialog blocks this tab; accept or dismiss it first",
             ));
         }
+        // A capture must not interleave with an action's thaw and freeze.
+        let _turn = tab.turn(TURN_LIMIT).await?;
         let cursor = if cursor { tab.pointer() } else { None };
         let (shot, _, _) = take_screenshot(
             &tab,
@@ -925,7 +945,7 @@ impl Engine {
     pub async fn execute(&self, tab_id: &str, script: &str) -> Result<Value> {
         self.ensure_agent_mode()?;
         let tab = self.tab(tab_id)?;
-        let _turn = tab.action_lock.lock().await;
+        let _turn = tab.turn(TURN_LIMIT).await?;
         execution::thaw(&tab).await?;
         let result = tab.evaluate_value(script).await;
         execution::freeze(&tab).await?;
@@ -1108,7 +1128,7 @@ impl Engine {
     ) -> Result<ExecutionState> {
         self.ensure_agent_mode()?;
         let tab = self.tab(tab_id)?;
-        let _turn = tab.action_lock.lock().await;
+        let _turn = tab.turn(TURN_LIMIT).await?;
         let enabled = tab.execution.lock().await.enabled;
         if !enabled {
             execution::enable(&tab, initial_virtual_time).await?;
@@ -1132,19 +1152,23 @@ impl Engine {
         let tabs: Vec<Arc<Tab>> = self.tabs.read().unwrap().clone();
         match mode {
             InputMode::Human => {
-                let mut thawed = Vec::new();
                 for tab in tabs {
                     if execution::is_frozen(&tab).await {
-                        execution::thaw(&tab).await?;
-                        thawed.push(tab.id.clone());
+                        match execution::thaw(&tab).await {
+                            Ok(()) => self.thawed_for_human.lock().unwrap().push(tab.id.clone()),
+                            Err(err) => {
+                                tracing::warn!(tab = %tab.id, "not thawed for human mode: {}", err.message)
+                            }
+                        }
                     }
                 }
-                *self.thawed_for_human.lock().unwrap() = thawed;
             }
             InputMode::Agent => {
                 let thawed = std::mem::take(&mut *self.thawed_for_human.lock().unwrap());
                 for tab in tabs.iter().filter(|t| thawed.contains(&t.id)) {
-                    execution::freeze(tab).await?;
+                    if let Err(err) = execution::freeze(tab).await {
+                        tracing::warn!(tab = %tab.id, "not refrozen for agent mode: {}", err.message);
+                    }
                     tab.set_last_frame(None);
                 }
             }
@@ -1287,7 +1311,7 @@ impl Engine {
                 select.option_count
             )));
         }
-        let _turn = tab.action_lock.lock().await;
+        let _turn = tab.turn(TURN_LIMIT).await?;
         let result = tab
             .evaluate_json(&format!(
                 "window.__wabpSelect ? window.__wabpSelect.apply({token}, {}) : {{ error: 'the page was replaced' }}",

@@ -49,9 +49,10 @@ use crate::tab::Tab;
 /// How often the clock task grants virtual time (and, for deterministic tabs,
 /// draws a frame) while a tab is thawed.
 const TICK: Duration = Duration::from_millis(16);
-/// The most virtual time one grant may carry, so a stalled clock task never
-/// lets a page leap ahead.
-const MAX_BUDGET_MS: f64 = 100.0;
+/// The most virtual time one grant may carry: enough for a clock delayed by a
+/// busy machine to catch up with real time, small enough that a stalled one
+/// never lets a page leap ahead.
+const MAX_BUDGET_MS: f64 = 250.0;
 /// Bound on one clock step's CDP commands.
 const STEP_LIMIT: Duration = Duration::from_secs(2);
 /// A compositor capture of a frozen page can hang (rAF in flight); after this
@@ -222,8 +223,15 @@ pub async fn freeze(tab: &Tab) -> Result<bool> {
     }
     if let Some(clock) = exec.clock.take() {
         let _ = clock.stop.send(());
-        // The clock finishes its step (bounded), so no grant lands after the pause.
-        let _ = tokio::time::timeout(STEP_LIMIT * 2, clock.handle).await;
+        // The clock finishes its step (bounded), so no grant lands after the
+        // pause; one that doesn't is stopped where it stands.
+        let abort = clock.handle.abort_handle();
+        if tokio::time::timeout(STEP_LIMIT * 2, clock.handle)
+            .await
+            .is_err()
+        {
+            abort.abort();
+        }
     }
     if tab.pending_dialog().is_some() {
         // The renderer is inside the dialog: commands to it would wait for
@@ -370,8 +378,10 @@ fn decode_base64_png(data: &str) -> Result<Pixmap> {
 /// A white frame the size of the viewport, for a page that never drew.
 async fn blank_viewport(tab: &Tab) -> Result<Pixmap> {
     let viewport = crate::tab::parse_viewport(&tab.evaluate_json(crate::tab::VIEWPORT_JS).await?);
-    let width = (viewport.width * viewport.device_scale_factor.max(1.0)).round() as u32;
-    let height = (viewport.height * viewport.device_scale_factor.max(1.0)).round() as u32;
+    // Page script can lie about its size: keep the allocation sane.
+    let scale = viewport.device_scale_factor.clamp(1.0, 4.0);
+    let width = (viewport.width * scale).round().clamp(1.0, 8192.0) as u32;
+    let height = (viewport.height * scale).round().clamp(1.0, 8192.0) as u32;
     let mut pixmap = Pixmap::new(width.max(1), height.max(1))
         .ok_or_else(|| Error::internal("viewport has no size"))?;
     pixmap.fill(tiny_skia::Color::WHITE);

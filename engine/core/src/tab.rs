@@ -187,7 +187,9 @@ impl Tab {
         kind: DriverKind,
         opener: Option<String>,
     ) -> Result<Arc<Tab>> {
-        let (signals, _) = broadcast::channel(1024);
+        // Roomy: an action reads its signals only after dispatch, and network
+        // traffic shares the channel with envelope events.
+        let (signals, _) = broadcast::channel(8192);
         let target_id = page.target_id().clone();
         let main_frame = page
             .mainframe()
@@ -246,6 +248,14 @@ impl Tab {
         // The current document predates the script.
         let _ = self.evaluate_json(SELECT_JS).await;
         Ok(())
+    }
+
+    /// This tab's turn for an action (or anything that thaws it), waiting at
+    /// most `limit` for the one before to finish.
+    pub async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
+        tokio::time::timeout(limit, self.action_lock.lock())
+            .await
+            .map_err(|_| Error::timeout("another action on this tab did not finish in time"))
     }
 
     pub fn weak(&self) -> Weak<Tab> {
