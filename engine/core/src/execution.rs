@@ -53,6 +53,9 @@ const TICK: Duration = Duration::from_millis(16);
 /// busy machine to catch up with real time, small enough that a stalled one
 /// never lets a page leap ahead.
 const MAX_BUDGET_MS: f64 = 250.0;
+/// A grant not spent after this is given up on (the renderer is stuck, e.g.
+/// behind a frame that never comes) and the next one goes out anyway.
+const BUDGET_STUCK: Duration = Duration::from_millis(500);
 /// Bound on one clock step's CDP commands.
 const STEP_LIMIT: Duration = Duration::from_secs(2);
 /// A compositor capture of a frozen page can hang (rAF in flight); after this
@@ -242,6 +245,8 @@ pub async fn freeze(tab: &Tab) -> Result<bool> {
     tab.page
         .execute(SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause))
         .await?;
+    // The pause cancels any unspent grant.
+    tab.set_budget_outstanding(false);
     tab.page.execute(SetPlaybackRateParams::new(0.0)).await?;
     exec.paused = true;
     Ok(true)
@@ -257,6 +262,11 @@ async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver
     // The first grant comes one tick after the thaw: a short command (a
     // script, a screenshot) runs without moving the clock at all.
     let mut last = Instant::now();
+    // Real time not yet granted. A new grant replaces the renderer's unspent
+    // budget, so the next one waits until the last expired (or looks stuck):
+    // on a busy machine the page's clock catches up instead of falling behind.
+    let mut owed_ms = 0.0;
+    let mut granted_at: Option<Instant> = None;
     loop {
         let Some(strong) = tab.upgrade() else { return };
         tokio::select! {
@@ -280,11 +290,19 @@ async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver
                 .build();
             let _ = begin_frame(&tab, frame, STEP_LIMIT).await;
         }
-        let budget = (last.elapsed().as_secs_f64() * 1000.0).clamp(1.0, MAX_BUDGET_MS);
+        owed_ms += last.elapsed().as_secs_f64() * 1000.0;
         last = Instant::now();
-        let mut grant = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Advance);
-        grant.budget = Some(budget);
-        let _ = tokio::time::timeout(STEP_LIMIT, tab.page.execute(grant)).await;
+        let spent = !tab.budget_outstanding();
+        let stuck = granted_at.is_some_and(|t| t.elapsed() > BUDGET_STUCK);
+        if (spent || stuck) && owed_ms >= 1.0 {
+            let budget = owed_ms.min(MAX_BUDGET_MS);
+            owed_ms -= budget;
+            let mut grant = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Advance);
+            grant.budget = Some(budget);
+            tab.set_budget_outstanding(true);
+            granted_at = Some(Instant::now());
+            let _ = tokio::time::timeout(STEP_LIMIT, tab.page.execute(grant)).await;
+        }
     }
 }
 

@@ -8,7 +8,9 @@ use async_trait::async_trait;
 use base64::Engine as _;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, ResolveNodeParams};
-use chromiumoxide::cdp::browser_protocol::emulation::SetTouchEmulationEnabledParams;
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    EventVirtualTimeBudgetExpired, SetTouchEmulationEnabledParams,
+};
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
     InsertTextParams, MouseButton as CdpMouseButton,
@@ -143,6 +145,8 @@ pub struct Tab {
     /// Wakes the clock task for a frame before its next tick.
     pub frame_nudge: tokio::sync::Notify,
     network: StdMutex<NetworkBuffer>,
+    /// A virtual-time grant the renderer has not spent yet.
+    budget_outstanding: std::sync::atomic::AtomicBool,
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
 }
@@ -213,6 +217,7 @@ impl Tab {
             self_ref: self_ref.clone(),
             frame_nudge: tokio::sync::Notify::new(),
             network: StdMutex::new(NetworkBuffer::default()),
+            budget_outstanding: Default::default(),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -325,6 +330,10 @@ impl Tab {
                 .await?
                 .map(RawEvent::WindowOpen)
                 .boxed(),
+            p.event_listener::<EventVirtualTimeBudgetExpired>()
+                .await?
+                .map(|_| RawEvent::BudgetExpired)
+                .boxed(),
         ])
     }
 
@@ -436,6 +445,11 @@ impl Tab {
             }
             RawEvent::DialogClosed => {
                 state.dialog = None;
+                None
+            }
+            RawEvent::BudgetExpired => {
+                self.budget_outstanding
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
                 None
             }
             RawEvent::WindowOpen(e) => {
@@ -660,6 +674,16 @@ impl Tab {
     /// The tab's captured calls, oldest first.
     pub fn network_calls(&self) -> Vec<NetworkCall> {
         self.network.lock().unwrap().all()
+    }
+
+    pub fn budget_outstanding(&self) -> bool {
+        self.budget_outstanding
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn set_budget_outstanding(&self, outstanding: bool) {
+        self.budget_outstanding
+            .store(outstanding, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn network_dropped(&self) -> u64 {
@@ -1018,6 +1042,7 @@ enum RawEvent {
     FileChooserOpened(Arc<EventFileChooserOpened>),
     BindingCalled(Arc<EventBindingCalled>),
     WindowOpen(Arc<EventWindowOpen>),
+    BudgetExpired,
 }
 
 fn now_ms_i64() -> i64 {
