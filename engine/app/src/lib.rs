@@ -56,6 +56,10 @@ pub struct App {
     pub registry: Arc<Registry>,
     pub shutdown: Arc<tokio::sync::Notify>,
     pub auth_token: Option<String>,
+    /// The MCP server (`/mcp` on the HTTP port, or stdio).
+    pub mcp: wabp_mcp::WabpMcp,
+    /// Ends the open MCP streams so a graceful shutdown can finish.
+    mcp_shutdown: wabp_mcp::ShutdownToken,
     _watch: Option<WatchHandle>,
 }
 
@@ -121,18 +125,45 @@ impl App {
             .await
             .context("starting a history session")?;
         engine.set_action_log(Arc::new(recorder::HistoryLog(history.clone())));
+        let mcp = wabp_mcp::WabpMcp::new(engine.clone(), Some(history.clone()));
         Ok(App {
             engine,
             history,
             registry,
             shutdown: Arc::new(tokio::sync::Notify::new()),
             auth_token: options.auth_token,
+            mcp,
+            mcp_shutdown: wabp_mcp::ShutdownToken::new(),
             _watch: watch,
         })
     }
 
-    /// The whole HTTP surface: `/api/v1` (and `/mcp` once it lands).
+    /// The whole HTTP surface: `/api/v1` and `/mcp`, for a loopback listener.
     pub fn router(&self) -> Router {
+        self.router_for(true)
+    }
+
+    /// `/api/v1` and `/mcp` (streamable HTTP), behind the bearer token when
+    /// one is set. MCP checks the Host header against loopback names only
+    /// when the listener is on loopback (a DNS rebinding guard).
+    pub fn router_for(&self, loopback: bool) -> Router {
+        let allowed_hosts =
+            loopback.then(|| ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec());
+        let mcp = wabp_mcp::http_service(self.mcp.clone(), allowed_hosts, &self.mcp_shutdown);
+        let mcp = Router::new().nest_service("/mcp", mcp);
+        let mcp = match &self.auth_token {
+            Some(token) => {
+                let token: Arc<str> = token.as_str().into();
+                mcp.layer(axum::middleware::from_fn(move |req, next| {
+                    wabp_rest::require_bearer(token.clone(), req, next)
+                }))
+            }
+            None => mcp,
+        };
+        self.api_router().merge(mcp)
+    }
+
+    fn api_router(&self) -> Router {
         let state = wabp_rest::AppState {
             engine: self.engine.clone(),
             shutdown: self.shutdown.clone(),
@@ -151,9 +182,25 @@ impl App {
         Router::new().nest("/api/v1", api)
     }
 
+    /// Serves MCP on stdin/stdout (`wabp mcp`): the browser is started first,
+    /// the engine shut down when the client closes stdin.
+    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+        self.engine.start().await?;
+        let served = wabp_mcp::serve_stdio(self.mcp.clone()).await;
+        self.engine
+            .shutdown(std::time::Duration::from_secs(5))
+            .await;
+        served
+    }
+
     /// Serves until `POST /browser/shutdown` or ctrl-c.
     pub async fn serve(self, listener: tokio::net::TcpListener) -> anyhow::Result<()> {
-        let router = self.router();
+        let loopback = listener
+            .local_addr()
+            .map(|a| a.ip().is_loopback())
+            .unwrap_or(true);
+        let router = self.router_for(loopback);
+        let mcp_shutdown = self.mcp_shutdown.clone();
         let shutdown = self.shutdown.clone();
         let engine = self.engine.clone();
         axum::serve(
@@ -176,6 +223,8 @@ impl App {
                 _ = tokio::signal::ctrl_c() => {}
                 _ = terminated => {}
             }
+            // Open MCP streams would hold the graceful shutdown forever.
+            mcp_shutdown.cancel();
         })
         .await?;
         engine.shutdown(std::time::Duration::from_secs(5)).await;

@@ -22,6 +22,9 @@ struct Cli {
 enum Command {
     /// Run the engine: REST API at http://HOST:PORT/api/v1.
     Serve(ServeArgs),
+    /// Run the engine as an MCP server on stdin/stdout (same options as
+    /// serve; --host, --port and --auth-token are not used).
+    Mcp(ServeArgs),
 }
 
 #[derive(clap::Args)]
@@ -88,11 +91,12 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(args, false).await,
+        Command::Mcp(args) => serve(args, true).await,
     }
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+async fn serve(args: ServeArgs, stdio: bool) -> anyhow::Result<()> {
     let session_dir = match args.session_dir {
         Some(dir) => dir,
         None => std::env::temp_dir().join(format!(
@@ -106,10 +110,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (None, Some(path)) => LaunchMode::Binary(path),
         (None, None) => LaunchMode::Auto,
     };
-    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
-        .await
-        .with_context(|| format!("could not listen on {}:{}", args.host, args.port))?;
-    if args.host != "127.0.0.1"
+    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port));
+    let listener = match stdio {
+        true => None,
+        false => Some(
+            listener
+                .await
+                .with_context(|| format!("could not listen on {}:{}", args.host, args.port))?,
+        ),
+    };
+    if !stdio
+        && args.host != "127.0.0.1"
         && args.host != "localhost"
         && args.host != "::1"
         && args.auth_token.is_none()
@@ -129,6 +140,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         pause: !args.no_pause,
     };
     let app = App::prepare(options).await?;
+    let Some(listener) = listener else {
+        // stdout carries the protocol: logs go to stderr.
+        tracing::info!(
+            "wabp serving MCP on stdio (session {})",
+            session_dir.display()
+        );
+        return app.serve_stdio().await;
+    };
     let engine = app.engine.clone();
     tokio::spawn(async move {
         if let Err(e) = engine.start().await {

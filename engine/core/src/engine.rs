@@ -284,6 +284,16 @@ impl Engine {
         self.config.session_dir.join("downloads")
     }
 
+    /// The browser and whether it is ready, for pages kept outside the tab
+    /// list (`oneshot.rs`).
+    pub(crate) fn browser_for_oneshot(
+        &self,
+    ) -> Result<&tokio::sync::RwLock<Option<BrowserProcess>>> {
+        self.ensure_ready()?;
+        let browser: &tokio::sync::RwLock<Option<BrowserProcess>> = &self.browser;
+        Ok(browser)
+    }
+
     // ---- tabs ----
 
     pub fn tab(&self, tab_id: &str) -> Result<Arc<Tab>> {

@@ -10,6 +10,7 @@ pub mod error;
 pub mod execution;
 pub mod keys;
 pub mod network;
+pub mod oneshot;
 pub mod plugin;
 pub mod record;
 pub mod tab;

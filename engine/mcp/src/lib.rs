@@ -1,0 +1,284 @@
+//! `wabp-mcp`: the engine as an MCP server (rmcp). Streamable HTTP at `/mcp`
+//! on the REST port and stdio (`wabp mcp`). Thin like REST: each tool parses
+//! its arguments and calls one `Engine` operation. Every plugin action is a
+//! tool too; when hot reload changes the set, connected clients get
+//! `notifications/tools/list_changed`.
+
+mod args;
+mod plugin_tools;
+pub mod screenshot;
+mod tools;
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use wabp_core::{Engine, Error};
+use wabp_history::HistoryStore;
+
+pub use plugin_tools::tool_name as action_tool_name;
+pub use screenshot::ScreenshotDefaults;
+
+/// What every tool call needs, shared by all sessions.
+pub struct Context {
+    pub engine: Arc<Engine>,
+    pub history: Option<HistoryStore>,
+    pub screenshot_defaults: ScreenshotDefaults,
+    /// Sessions on an initialize-based protocol, told about tool changes.
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Bumped when the tool list changes (for `subscriptions/listen`).
+    tools_version: tokio::sync::watch::Sender<u64>,
+}
+
+/// The MCP server: cheap to clone, one per session.
+#[derive(Clone)]
+pub struct WabpMcp {
+    ctx: Arc<Context>,
+}
+
+impl WabpMcp {
+    /// A server over `engine`; starts following the plugin registry for tool
+    /// list changes (call inside a Tokio runtime).
+    pub fn new(engine: Arc<Engine>, history: Option<HistoryStore>) -> WabpMcp {
+        Self::with_defaults(engine, history, ScreenshotDefaults::from_env())
+    }
+
+    pub fn with_defaults(
+        engine: Arc<Engine>,
+        history: Option<HistoryStore>,
+        screenshot_defaults: ScreenshotDefaults,
+    ) -> WabpMcp {
+        let ctx = Arc::new(Context {
+            engine,
+            history,
+            screenshot_defaults,
+            peers: Mutex::new(Vec::new()),
+            tools_version: tokio::sync::watch::channel(0).0,
+        });
+        tokio::spawn(follow_registry(Arc::downgrade(&ctx)));
+        WabpMcp { ctx }
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// Every tool: the fixed ABP tools, BrowserLoop's `screenshot`, then one
+    /// per plugin action.
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        let mut tools = tools::fixed_tools();
+        tools.push(screenshot::tool());
+        tools.extend(plugin_tools::plugin_tools(
+            self.ctx.engine.registry.as_ref(),
+        ));
+        tools
+    }
+
+    /// Runs one tool. Failures of any kind (bad arguments, engine errors,
+    /// unknown tools, a panic) come back as an `isError` result.
+    pub async fn call(&self, name: &str, arguments: Option<Map<String, Value>>) -> CallToolResult {
+        let ctx = self.ctx.clone();
+        let name = name.to_string();
+        let args = arguments.unwrap_or_default();
+        let started = std::time::Instant::now();
+        // Own task: a panic ends this call only.
+        let task = tokio::spawn({
+            let name = name.clone();
+            async move { dispatch(&ctx, &name, &args).await }
+        });
+        let outcome = match task.await {
+            Ok(result) => result,
+            Err(e) => Err(Error::internal(format!(
+                "the tool failed unexpectedly: {e}"
+            ))),
+        };
+        tracing::debug!(
+            tool = %name,
+            ok = outcome.is_ok(),
+            ms = started.elapsed().as_millis() as u64,
+            "mcp tool call"
+        );
+        match outcome {
+            Ok(content) => CallToolResult::success(content),
+            Err(e) => {
+                let text = if name == screenshot::TOOL_NAME {
+                    format!("Screenshot capture failed: {}", e.message)
+                } else {
+                    format!("{} ({})", e.message, e.code.as_str())
+                };
+                CallToolResult::error(vec![ContentBlock::text(text)])
+            }
+        }
+    }
+}
+
+async fn dispatch(
+    ctx: &Context,
+    name: &str,
+    args: &Map<String, Value>,
+) -> wabp_core::Result<Vec<ContentBlock>> {
+    if name == screenshot::TOOL_NAME {
+        return screenshot::run(&ctx.engine, args, &ctx.screenshot_defaults).await;
+    }
+    if let Some(result) = tools::call_fixed(ctx, name, args).await {
+        return result;
+    }
+    match plugin_tools::action_for_tool(ctx.engine.registry.as_ref(), name) {
+        Some(action) => tools::call_action(ctx, &action, args).await,
+        None => Err(Error::new(
+            wabp_core::ErrorCode::NotFound,
+            format!("unknown tool {name:?}; list the tools again (plugins may have changed)"),
+        )),
+    }
+}
+
+/// Follows the registry: when the actions (and so the tools) change, bumps
+/// the version and tells every initialize-based session.
+async fn follow_registry(ctx: Weak<Context>) {
+    let (mut changes, mut last) = {
+        let Some(ctx) = ctx.upgrade() else { return };
+        let registry = ctx.engine.registry.clone();
+        (
+            registry.subscribe_changes(),
+            plugin_tools::fingerprint(registry.as_ref()),
+        )
+    };
+    while changes.changed().await.is_ok() {
+        let Some(ctx) = ctx.upgrade() else { return };
+        let now = plugin_tools::fingerprint(ctx.engine.registry.as_ref());
+        if now == last {
+            continue;
+        }
+        last = now;
+        ctx.tools_version.send_modify(|v| *v += 1);
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = ctx.peers.lock().unwrap_or_else(|e| e.into_inner());
+            peers.retain(|p| !p.is_transport_closed());
+            peers.clone()
+        };
+        tracing::info!(
+            sessions = peers.len(),
+            "plugin actions changed; notifying MCP clients"
+        );
+        for peer in peers {
+            // Bounded: a stuck client must not hold up the others.
+            let sent =
+                tokio::time::timeout(Duration::from_secs(2), peer.notify_tool_list_changed()).await;
+            if !matches!(sent, Ok(Ok(()))) {
+                tracing::debug!("an MCP session did not take the tools/list_changed notification");
+            }
+        }
+    }
+}
+
+impl ServerHandler for WabpMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("wabp", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "wabp drives a real Chromium. Open a tab with browser_new_tab (or use the active \
+             one), act with browser_navigate, browser_click, browser_type, ... Each action \
+             returns the before and after screenshots (WebP, element markup and a 100 px \
+             coordinate grid) and a JSON envelope (events, scroll, timing). Pages are frozen \
+             between actions. `screenshot` captures any URL in a temporary tab of its own.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self.call(&request.name, request.arguments).await.into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let mut peers = self.ctx.peers.lock().unwrap_or_else(|e| e.into_inner());
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut version = self.ctx.tools_version.subscribe();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                changed = version.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    if context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Ends MCP streams on shutdown (cancel it and every service made with it
+/// closes its sessions).
+pub use tokio_util::sync::CancellationToken as ShutdownToken;
+
+/// The streamable HTTP service to mount at `/mcp`. `allowed_hosts`: Host
+/// header values accepted (a DNS rebinding guard); `None` accepts any (a
+/// non-loopback listener, behind a bearer token).
+pub fn http_service(
+    server: WabpMcp,
+    allowed_hosts: Option<Vec<String>>,
+    shutdown: &ShutdownToken,
+) -> StreamableHttpService<WabpMcp, LocalSessionManager> {
+    let mut config =
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    config = match allowed_hosts {
+        Some(hosts) => config.with_allowed_hosts(hosts),
+        None => config.disable_allowed_hosts(),
+    };
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// Serves MCP over stdin/stdout until the client closes stdin.
+pub async fn serve_stdio(server: WabpMcp) -> anyhow::Result<()> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP stdio session failed to start: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP stdio session ended badly: {e}"))?;
+    Ok(())
+}

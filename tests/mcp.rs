@@ -1,0 +1,731 @@
+//! The MCP server through a real MCP client (rmcp's), over streamable HTTP
+//! at `/mcp` and over stdio (`wabp mcp` as a child process), against real
+//! headless Chromium: tools, images, errors as tool results, BrowserLoop's
+//! `screenshot`, and a plugin installed while a client is connected showing
+//! up as a new tool.
+
+mod common;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use common::{block_on, shared};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
+
+/// Counts `notifications/tools/list_changed`.
+#[derive(Clone)]
+struct Client {
+    list_changed: Arc<tokio::sync::watch::Sender<u32>>,
+}
+
+impl Client {
+    fn new() -> Client {
+        Client {
+            list_changed: Arc::new(tokio::sync::watch::channel(0).0),
+        }
+    }
+}
+
+impl ClientHandler for Client {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.send_modify(|n| *n += 1);
+    }
+}
+
+type Session = RunningService<RoleClient, Client>;
+
+fn mcp_url(server: &common::Server) -> String {
+    server.api.replace("/api/v1", "/mcp")
+}
+
+async fn connect_http(url: &str, token: Option<&str>) -> Result<Session, String> {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_string());
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    tokio::time::timeout(Duration::from_secs(20), Client::new().serve(transport))
+        .await
+        .map_err(|_| "initialize timed out".to_string())?
+        .map_err(|e| e.to_string())
+}
+
+fn args(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+async fn call(session: &Session, name: &str, arguments: Value) -> CallToolResult {
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        session.call_tool(
+            CallToolRequestParams::new(name.to_string()).with_arguments(args(arguments)),
+        ),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{name} timed out"))
+    .unwrap_or_else(|e| panic!("{name}: protocol error {e}"))
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn ok(result: CallToolResult, what: &str) -> CallToolResult {
+    assert_ne!(result.is_error, Some(true), "{what}: {}", text_of(&result));
+    result
+}
+
+fn images(result: &CallToolResult) -> Vec<(Vec<u8>, String)> {
+    result
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_image)
+        .map(|i| {
+            (
+                base64::engine::general_purpose::STANDARD
+                    .decode(&i.data)
+                    .expect("image data is base64"),
+                i.mime_type.clone(),
+            )
+        })
+        .collect()
+}
+
+fn is_webp(bytes: &[u8]) -> bool {
+    bytes.len() > 12 && &bytes[0..4] == b"RIFF" && &bytes[8..12] == b"WEBP"
+}
+
+/// An action tool's answer: before and after WebP images, then the envelope
+/// as JSON without image data.
+fn assert_envelope(result: &CallToolResult, what: &str) -> Value {
+    let shots = images(result);
+    assert_eq!(shots.len(), 2, "{what}: before and after images");
+    for (bytes, mime) in &shots {
+        assert_eq!(mime, "image/webp");
+        assert!(is_webp(bytes), "{what}: a WebP image");
+    }
+    assert!(
+        matches!(result.content[0], ContentBlock::Image(_))
+            && matches!(result.content[1], ContentBlock::Image(_)),
+        "{what}: images first"
+    );
+    let envelope: Value = serde_json::from_str(&text_of(result)).expect("envelope JSON");
+    assert!(envelope.get("result").is_some(), "{envelope}");
+    assert!(
+        envelope["screenshot_before"].get("data").is_none(),
+        "no base64 in the text"
+    );
+    assert!(envelope["screenshot_after"]["width"].as_u64().unwrap() > 0);
+    envelope
+}
+
+async fn new_tab(session: &Session) -> String {
+    let result = ok(
+        call(session, "browser_new_tab", json!({ "active": false })).await,
+        "new tab",
+    );
+    let tab: Value = serde_json::from_str(&text_of(&result)).unwrap();
+    tab["id"].as_str().unwrap().to_string()
+}
+
+async fn wait_changed(rx: &mut tokio::sync::watch::Receiver<u32>, limit: Duration) -> bool {
+    tokio::time::timeout(limit, rx.changed()).await.is_ok()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+#[test]
+fn http_initialize_list_navigate_click_and_screenshot() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session = connect_http(&mcp_url(&h.server), None).await.unwrap();
+        let info = session.peer_info().expect("server info");
+        assert_eq!(info.server_info.as_ref().unwrap().name, "wabp");
+        let tools_cap = info.capabilities.tools.as_ref().expect("tools capability");
+        assert_eq!(
+            tools_cap.list_changed,
+            Some(true),
+            "tools.listChanged advertised"
+        );
+
+        let tools = session.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        for expected in [
+            "browser_navigate",
+            "browser_click",
+            "browser_type",
+            "browser_press_key",
+            "browser_scroll",
+            "browser_screenshot",
+            "browser_execute_javascript",
+            "browser_get_text",
+            "browser_list_tabs",
+            "browser_new_tab",
+            "browser_close_tab",
+            "browser_activate_tab",
+            "browser_back",
+            "browser_forward",
+            "browser_reload",
+            "browser_wait",
+            "browser_dialog",
+            "browser_file_chooser",
+            "browser_select",
+            "browser_downloads",
+            "browser_network",
+            "browser_curl",
+            "browser_execution",
+            "screenshot",
+        ] {
+            assert!(
+                names.contains(&expected),
+                "{expected} missing from {names:?}"
+            );
+        }
+        let click = tools.iter().find(|t| t.name == "browser_click").unwrap();
+        let props = click.input_schema.get("properties").unwrap();
+        for key in ["x", "y", "tab_id", "wait_until", "screenshot"] {
+            assert!(
+                props.get(key).is_some(),
+                "browser_click schema lacks {key}: {props}"
+            );
+        }
+        let js = tools
+            .iter()
+            .find(|t| t.name == "browser_execute_javascript")
+            .unwrap();
+        assert!(js.input_schema["properties"].get("expression").is_some());
+
+        let tab = new_tab(&session).await;
+        let mut latencies = Vec::new();
+        let started = Instant::now();
+        let nav = ok(
+            call(
+                &session,
+                "browser_navigate",
+                json!({ "tab_id": tab, "url": h.url("/") }),
+            )
+            .await,
+            "navigate",
+        );
+        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+        let envelope = assert_envelope(&nav, "navigate");
+        assert!(
+            envelope["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["type"] == "navigation"),
+            "{envelope}"
+        );
+
+        for i in 0..5 {
+            let started = Instant::now();
+            let click = ok(
+                call(
+                    &session,
+                    "browser_click",
+                    json!({ "tab_id": tab, "x": 20 + i, "y": 20 }),
+                )
+                .await,
+                "click",
+            );
+            latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+            assert_envelope(&click, "click");
+        }
+
+        let shot = ok(
+            call(&session, "browser_screenshot", json!({ "tab_id": tab })).await,
+            "browser_screenshot",
+        );
+        assert!(
+            !images(&shot).is_empty(),
+            "browser_screenshot returns images"
+        );
+
+        let title = ok(
+            call(
+                &session,
+                "browser_execute_javascript",
+                json!({ "tab_id": tab, "expression": "1 + 2" }),
+            )
+            .await,
+            "execute",
+        );
+        let value: Value = serde_json::from_str(&text_of(&title)).unwrap();
+        assert_eq!(value["result"]["value"], 3, "{value}");
+
+        let text = ok(
+            call(&session, "browser_get_text", json!({ "tab_id": tab })).await,
+            "get text",
+        );
+        assert!(!text_of(&text).is_empty());
+
+        let none = ok(
+            call(
+                &session,
+                "browser_click",
+                json!({ "tab_id": tab, "x": 5, "y": 5, "screenshot": { "area": "none" } }),
+            )
+            .await,
+            "click without screenshots",
+        );
+        assert!(images(&none).is_empty(), "area none: no images");
+
+        ok(
+            call(&session, "browser_close_tab", json!({ "tab_id": tab })).await,
+            "close",
+        );
+        eprintln!(
+            "mcp over http: navigate {:.0} ms, click median {:.0} ms (tool call round trip with both screenshots)",
+            latencies[0],
+            median(latencies[1..].to_vec())
+        );
+        session.cancel().await.ok();
+    });
+}
+
+#[test]
+fn errors_come_back_as_tool_results() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session = connect_http(&mcp_url(&h.server), None).await.unwrap();
+        let cases = [
+            (
+                "browser_navigate",
+                json!({ "tab_id": "tab_nope", "url": "http://127.0.0.1:9/" }),
+                "not found",
+            ),
+            (
+                "browser_navigate",
+                json!({ "tab_id": "tab_nope" }),
+                "missing argument \"url\"",
+            ),
+            (
+                "browser_click",
+                json!({ "tab_id": "tab_nope", "x": 1, "y": 1 }),
+                "not found",
+            ),
+            ("browser_wait", json!({ "ms": 999999 }), "\"ms\""),
+            (
+                "browser_dialog",
+                json!({ "tab_id": "tab_nope", "action": "shout" }),
+                "action must be",
+            ),
+            ("no_such_tool", json!({}), "unknown tool"),
+            (
+                "screenshot",
+                json!({ "url": "http://127.0.0.1:9/", "width": 100 }),
+                "Screenshot capture failed: Width must be at least 200",
+            ),
+            (
+                "screenshot",
+                json!({ "url": "javascript:alert(1)" }),
+                "Screenshot capture failed: Invalid URL format",
+            ),
+            (
+                "screenshot",
+                json!({ "url": h.url("/"), "cookies": "[{\"name\":\"a\",\"value\":\"hunter2\",\"domain\":\"evil.example\"}]" }),
+                "does not match",
+            ),
+        ];
+        for (tool, arguments, expected) in cases {
+            let result = call(&session, tool, arguments.clone()).await;
+            let text = text_of(&result);
+            assert_eq!(result.is_error, Some(true), "{tool} {arguments}: {text}");
+            assert!(text.contains(expected), "{tool} {arguments}: {text}");
+            assert!(
+                !text.contains("hunter2"),
+                "cookie values never echoed: {text}"
+            );
+        }
+        // The session still works after all of them.
+        ok(
+            call(&session, "browser_list_tabs", json!({})).await,
+            "list tabs",
+        );
+        session.cancel().await.ok();
+    });
+}
+
+/// A page that records the Cookie and User-Agent headers it was asked with.
+async fn recording_site() -> (String, Arc<Mutex<Vec<(String, String)>>>) {
+    use axum::response::Html;
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Default::default();
+    let record = seen.clone();
+    let router = axum::Router::new().route(
+        "/",
+        axum::routing::get(move |headers: axum::http::HeaderMap| {
+            let record = record.clone();
+            async move {
+                let header = |name: axum::http::HeaderName| {
+                    headers
+                        .get(name)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string()
+                };
+                record.lock().unwrap().push((
+                    header(axum::http::header::COOKIE),
+                    header(axum::http::header::USER_AGENT),
+                ));
+                Html(
+                    "<html><body style='margin:0;height:3000px;background:#eee'>\
+                     <div id='box' style='position:absolute;top:1500px;left:40px;width:120px;height:80px;background:#c33'></div>\
+                     </body></html>",
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    common::runtime().spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://{addr}/"), seen)
+}
+
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert_eq!(&bytes[1..4], b"PNG");
+    let w = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let h = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    (w, h)
+}
+
+#[test]
+fn browserloop_screenshot_in_a_tab_of_its_own() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session = connect_http(&mcp_url(&h.server), None).await.unwrap();
+        let (site, seen) = recording_site().await;
+
+        let started = Instant::now();
+        let result = ok(
+            call(
+                &session,
+                "screenshot",
+                json!({
+                    "url": site,
+                    "width": 400,
+                    "height": 300,
+                    "format": "png",
+                    "waitForNetworkIdle": false,
+                    "userAgent": "wabp-test-agent/1.0",
+                    "cookies": [
+                        { "name": "session_id", "value": "abc123", "path": "/" },
+                        { "name": "theme", "value": "dark", "domain": "127.0.0.1" }
+                    ]
+                }),
+            )
+            .await,
+            "screenshot png",
+        );
+        let png_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let shots = images(&result);
+        assert_eq!(shots.len(), 1);
+        assert_eq!(shots[0].1, "image/png");
+        assert_eq!(png_size(&shots[0].0), (400, 300));
+        assert!(
+            matches!(result.content[0], ContentBlock::Image(_)),
+            "image first"
+        );
+        let meta: Value = serde_json::from_str(&text_of(&result)).unwrap();
+        assert_eq!(meta["metadata"]["width"], 400, "{meta}");
+        assert_eq!(meta["metadata"]["viewport"]["height"], 300, "{meta}");
+        assert_eq!(
+            meta["metadata"]["configuration"]["userAgent"], "custom",
+            "{meta}"
+        );
+        assert!(
+            !meta.to_string().contains("abc123"),
+            "no cookie values in metadata"
+        );
+        {
+            let seen = seen.lock().unwrap();
+            let (cookie, agent) = seen.last().expect("the page was loaded");
+            assert!(
+                cookie.contains("session_id=abc123") && cookie.contains("theme=dark"),
+                "{cookie}"
+            );
+            assert_eq!(agent, "wabp-test-agent/1.0");
+        }
+
+        // Default format (WebP), full page, network idle.
+        let started = Instant::now();
+        let full = ok(
+            call(
+                &session,
+                "screenshot",
+                json!({ "url": site, "width": 300, "height": 200, "fullPage": true }),
+            )
+            .await,
+            "full page",
+        );
+        let webp_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let shots = images(&full);
+        assert_eq!(shots[0].1, "image/webp");
+        assert!(is_webp(&shots[0].0));
+        let meta: Value = serde_json::from_str(&text_of(&full)).unwrap();
+        assert_eq!(meta["metadata"]["height"], 3000, "full page height: {meta}");
+
+        // An element, as JPEG.
+        let element = ok(
+            call(
+                &session,
+                "screenshot",
+                json!({ "url": site, "selector": "#box", "format": "jpeg", "quality": 50 }),
+            )
+            .await,
+            "element",
+        );
+        let shots = images(&element);
+        assert_eq!(shots[0].1, "image/jpeg");
+        assert_eq!(&shots[0].0[0..2], &[0xff, 0xd8], "a JPEG");
+        let meta: Value = serde_json::from_str(&text_of(&element)).unwrap();
+        assert_eq!(
+            (
+                meta["metadata"]["width"].as_u64(),
+                meta["metadata"]["height"].as_u64()
+            ),
+            (Some(120), Some(80)),
+            "{meta}"
+        );
+
+        let missing = call(
+            &session,
+            "screenshot",
+            json!({ "url": site, "selector": "#nope" }),
+        )
+        .await;
+        assert_eq!(missing.is_error, Some(true));
+        assert!(
+            text_of(&missing).contains("Element not found: #nope"),
+            "{}",
+            text_of(&missing)
+        );
+
+        // The temporary tabs are gone, and the cookies never reached the agent's tabs.
+        // (Other tests open tabs in parallel: look for the site, not a count.)
+        let tabs = h.server.app.list_tabs().await.unwrap();
+        assert!(
+            !tabs.iter().any(|t| t.url.starts_with(&site)),
+            "a temporary tab is left or listed: {tabs:?}"
+        );
+        let tab = new_tab(&session).await;
+        ok(
+            call(
+                &session,
+                "browser_navigate",
+                json!({ "tab_id": tab, "url": site, "screenshot": { "area": "none" } }),
+            )
+            .await,
+            "nav",
+        );
+        let (cookie, agent) = seen.lock().unwrap().last().cloned().unwrap();
+        assert!(
+            !cookie.contains("abc123"),
+            "agent tab got the screenshot's cookie: {cookie}"
+        );
+        assert_ne!(agent, "wabp-test-agent/1.0");
+        ok(
+            call(&session, "browser_close_tab", json!({ "tab_id": tab })).await,
+            "close",
+        );
+        eprintln!(
+            "mcp screenshot tool: png 400x300 {png_ms:.0} ms, webp full page {webp_ms:.0} ms"
+        );
+        session.cancel().await.ok();
+    });
+}
+
+/// Copies a built test plugin into `dest/<folder>` (component first: the
+/// watcher reloads once the manifest is there).
+fn install(krate: &str, dest: &Path, folder: &str) {
+    let src = Path::new(wabp::TEST_PLUGINS_SRC).join(krate);
+    let manifest = std::fs::read_to_string(src.join("plugin.toml")).unwrap();
+    let built = Path::new(wabp::TEST_PLUGINS_DIR).join(format!("{}.wasm", krate.replace('-', "_")));
+    let dir = dest.join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    let staging = dir.join(".incoming");
+    std::fs::copy(&built, &staging).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
+    std::fs::rename(&staging, dir.join("plugin.wasm")).unwrap();
+    std::fs::write(dir.join("plugin.toml"), manifest).unwrap();
+}
+
+#[test]
+fn a_plugin_installed_while_connected_becomes_a_tool() {
+    let (h, _g) = shared();
+    block_on(async {
+        let client = Client::new();
+        let mut changed = client.list_changed.subscribe();
+        let transport = StreamableHttpClientTransport::from_uri(mcp_url(&h.server));
+        let session = client.serve(transport).await.unwrap();
+        let before = session.list_all_tools().await.unwrap();
+        assert!(!before.iter().any(|t| t.name == "browser_echo_version"));
+
+        let installed = Instant::now();
+        install("test-echo-v1", &h.server.plugin_dir, "test-echo");
+        assert!(
+            wait_changed(&mut changed, Duration::from_secs(20)).await,
+            "no notifications/tools/list_changed within 20 s"
+        );
+        let notified_ms = installed.elapsed().as_secs_f64() * 1000.0;
+        let tools = session.list_all_tools().await.unwrap();
+        let echo = tools
+            .iter()
+            .find(|t| t.name == "browser_echo_version")
+            .expect("the plugin's action is a tool now");
+        assert!(echo.input_schema["properties"].get("tab_id").is_some());
+        let listed_ms = installed.elapsed().as_secs_f64() * 1000.0;
+
+        let tab = new_tab(&session).await;
+        let result = ok(
+            call(
+                &session,
+                "browser_echo_version",
+                json!({ "tab_id": tab, "word": "hi", "screenshot": { "area": "none" } }),
+            )
+            .await,
+            "plugin tool",
+        );
+        let envelope: Value = serde_json::from_str(&text_of(&result)).unwrap();
+        assert_eq!(envelope["result"]["version"], 1, "{envelope}");
+        assert_eq!(envelope["result"]["params"]["word"], "hi", "{envelope}");
+
+        // Removing it takes the tool away again.
+        std::fs::remove_dir_all(h.server.plugin_dir.join("test-echo")).unwrap();
+        assert!(
+            wait_changed(&mut changed, Duration::from_secs(20)).await,
+            "no notification on removal"
+        );
+        let tools = session.list_all_tools().await.unwrap();
+        assert!(!tools.iter().any(|t| t.name == "browser_echo_version"));
+        let gone = call(&session, "browser_echo_version", json!({ "tab_id": tab })).await;
+        assert_eq!(gone.is_error, Some(true), "{}", text_of(&gone));
+        ok(
+            call(&session, "browser_close_tab", json!({ "tab_id": tab })).await,
+            "close",
+        );
+        eprintln!(
+            "plugin install to tools/list_changed: {notified_ms:.0} ms; to the tool listed: {listed_ms:.0} ms"
+        );
+        session.cancel().await.ok();
+    });
+}
+
+#[test]
+fn http_requires_the_bearer_token_when_one_is_set() {
+    let (h, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("mcp-auth-plugins"), |o| {
+            o.auth_token = Some("s3cret-token".into());
+        })
+        .await;
+        let url = mcp_url(&server);
+        assert!(connect_http(&url, None).await.is_err(), "no token: refused");
+        assert!(
+            connect_http(&url, Some("wrong")).await.is_err(),
+            "wrong token: refused"
+        );
+        let session = connect_http(&url, Some("s3cret-token"))
+            .await
+            .expect("right token");
+        ok(
+            call(&session, "browser_list_tabs", json!({})).await,
+            "list tabs",
+        );
+        session.cancel().await.ok();
+        let _ = h;
+        server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn stdio_subcommand_serves_the_same_tools() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session_dir = common::temp_dir("mcp-stdio-session");
+        let stderr = std::fs::File::create(session_dir.join("stderr.log")).unwrap();
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_wabp"));
+        command
+            .arg("mcp")
+            .arg("--plugins")
+            .arg(common::temp_dir("mcp-stdio-plugins"))
+            .arg("--session-dir")
+            .arg(&session_dir)
+            .env("RUST_LOG", "info");
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::from(stderr))
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let session = tokio::time::timeout(Duration::from_secs(60), Client::new().serve(transport))
+            .await
+            .expect("initialize over stdio timed out")
+            .unwrap_or_else(|e| {
+                panic!(
+                    "stdio initialize failed: {e}\n{}",
+                    std::fs::read_to_string(session_dir.join("stderr.log")).unwrap_or_default()
+                )
+            });
+        let init_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let tools = session.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "browser_navigate"));
+        assert!(tools.iter().any(|t| t.name == "browser_click"));
+        assert!(tools.iter().any(|t| t.name == "screenshot"));
+
+        // The first tab is the active one: no tab_id needed.
+        let nav = ok(
+            call(&session, "browser_navigate", json!({ "url": h.url("/") })).await,
+            "navigate over stdio",
+        );
+        assert_envelope(&nav, "navigate over stdio");
+        let bad = call(&session, "browser_get_text", json!({ "tab_id": 7 })).await;
+        assert_eq!(bad.is_error, Some(true));
+        assert!(
+            text_of(&bad).contains("\"tab_id\" must be a string"),
+            "{}",
+            text_of(&bad)
+        );
+
+        session.cancel().await.ok();
+        let log = std::fs::read_to_string(session_dir.join("stderr.log")).unwrap_or_default();
+        assert!(log.contains("MCP on stdio"), "logs go to stderr: {log}");
+        eprintln!("mcp over stdio: spawn + browser start + initialize {init_ms:.0} ms");
+    });
+}
+
+#[test]
+fn example_client_configs_point_at_wabp() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mcp");
+    let read = |name: &str| -> Value {
+        let text =
+            std::fs::read_to_string(root.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name} is not JSON: {e}"))
+    };
+    for name in ["claude_desktop_config.json", ".mcp.json"] {
+        let config = read(name);
+        let servers = config["mcpServers"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{name}: mcpServers"));
+        let stdio = &servers["wabp"];
+        assert_eq!(stdio["command"], "wabp", "{name}");
+        assert_eq!(stdio["args"][0], "mcp", "{name}");
+    }
+    let project = read(".mcp.json");
+    let http = &project["mcpServers"]["wabp-http"];
+    assert_eq!(http["type"], "http");
+    assert_eq!(http["url"], "http://127.0.0.1:8222/mcp");
+}
