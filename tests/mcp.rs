@@ -12,8 +12,11 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use common::{block_on, shared};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, ProtocolVersion, ServerNotification,
+    SubscriptionFilter,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -286,14 +289,28 @@ fn http_initialize_list_navigate_click_and_screenshot() {
         );
         assert!(images(&none).is_empty(), "area none: no images");
 
+        // The same clicks through REST, for comparison.
+        let mut rest = Vec::new();
+        for i in 0..5 {
+            let started = Instant::now();
+            let (status, _) = h
+                .post(
+                    &format!("/tabs/{tab}/click"),
+                    json!({ "x": 20 + i, "y": 20 }),
+                )
+                .await;
+            assert_eq!(status, 200);
+            rest.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
         ok(
             call(&session, "browser_close_tab", json!({ "tab_id": tab })).await,
             "close",
         );
         eprintln!(
-            "mcp over http: navigate {:.0} ms, click median {:.0} ms (tool call round trip with both screenshots)",
+            "mcp over http: navigate {:.0} ms, click median {:.0} ms (tool call round trip with both screenshots); REST click median {:.0} ms",
             latencies[0],
-            median(latencies[1..].to_vec())
+            median(latencies[1..].to_vec()),
+            median(rest)
         );
         session.cancel().await.ok();
     });
@@ -574,6 +591,22 @@ fn a_plugin_installed_while_connected_becomes_a_tool() {
         let session = client.serve(transport).await.unwrap();
         let before = session.list_all_tools().await.unwrap();
         assert!(!before.iter().any(|t| t.name == "browser_echo_version"));
+        // A second client on protocol 2026-07-28 (no initialize, no
+        // session): it hears about tool changes through subscriptions/listen.
+        let modern = Client::new()
+            .serve_with_lifecycle(
+                StreamableHttpClientTransport::from_uri(mcp_url(&h.server)),
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+            .expect("server/discover on 2026-07-28");
+        let mut subscription = modern
+            .listen(SubscriptionFilter::builder().tools_list_changed().build())
+            .await
+            .expect("subscriptions/listen");
+        assert_eq!(subscription.acknowledged().tools_list_changed, Some(true));
 
         let installed = Instant::now();
         install("test-echo-v1", &h.server.plugin_dir, "test-echo");
@@ -582,6 +615,20 @@ fn a_plugin_installed_while_connected_becomes_a_tool() {
             "no notifications/tools/list_changed within 20 s"
         );
         let notified_ms = installed.elapsed().as_secs_f64() * 1000.0;
+        let heard = tokio::time::timeout(Duration::from_secs(20), subscription.next()).await;
+        assert!(
+            matches!(
+                heard,
+                Ok(Ok(Some(ServerNotification::ToolListChangedNotification(_))))
+            ),
+            "the 2026-07-28 subscription got {heard:?}"
+        );
+        let modern_tools = modern.list_all_tools().await.unwrap();
+        assert!(
+            modern_tools
+                .iter()
+                .any(|t| t.name == "browser_echo_version")
+        );
         let tools = session.list_all_tools().await.unwrap();
         let echo = tools
             .iter()
@@ -622,6 +669,8 @@ fn a_plugin_installed_while_connected_becomes_a_tool() {
             "plugin install to tools/list_changed: {notified_ms:.0} ms; to the tool listed: {listed_ms:.0} ms"
         );
         session.cancel().await.ok();
+        drop(subscription);
+        modern.cancel().await.ok();
     });
 }
 
