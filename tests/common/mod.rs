@@ -123,75 +123,109 @@ async fn start_site() -> String {
     struct Slow {
         ms: Option<u64>,
     }
-    let router = Router::new()
-        .route("/", get(|| async { Html(pages::MAIN) }))
-        .route("/second", get(|| async { Html(pages::SECOND) }))
-        .route("/dialog", get(|| async { Html(pages::DIALOG) }))
-        .route("/markup", get(|| async { Html(pages::MARKUP) }))
-        .route("/timer", get(|| async { Html(pages::TIMER) }))
-        .route("/events", get(|| async { Html(pages::EVENTS) }))
-        .route("/closer", get(|| async { Html(pages::CLOSER) }))
-        .route("/api-page", get(|| async { Html(pages::API) }))
-        .route(
-            "/api/data",
-            get(|| async { axum::Json(json!({ "name": "widget", "id": 42 })) }),
-        )
-        .route(
-            "/api/whoami",
-            get(|headers: axum::http::HeaderMap| async move {
-                let cookie = headers
-                    .get(axum::http::header::COOKIE)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_string();
-                let custom = headers
-                    .get("x-wabp-test")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_string();
-                axum::Json(json!({ "cookie": cookie, "x_wabp_test": custom }))
-            }),
-        )
-        .route(
-            "/api/bytes",
-            get(|| async {
-                (
-                    [(axum::http::header::CONTENT_TYPE, "application/octet-stream")],
-                    vec![0u8, 159, 146, 150, 255],
-                )
-            }),
-        )
-        .route(
-            "/api/redirect",
-            get(|| async { axum::response::Redirect::temporary("/api/data?item=7") }),
-        )
-        .route(
-            "/api/echo",
-            axum::routing::post(|body: String| async move { format!("echo:{body}") }),
-        )
-        .route(
-            "/download/report.txt",
-            get(|| async {
-                (
-                    [
-                        (axum::http::header::CONTENT_TYPE, "text/plain"),
-                        (
-                            axum::http::header::CONTENT_DISPOSITION,
-                            "attachment; filename=\"report.txt\"",
-                        ),
-                    ],
-                    "quarterly numbers\n",
-                )
-            }),
-        )
-        .route("/download/slow.bin", get(slow_download))
-        .route(
-            "/api/slow",
-            get(|Query(q): Query<Slow>| async move {
-                tokio::time::sleep(Duration::from_millis(q.ms.unwrap_or(300).min(5000))).await;
-                axum::Json(json!({ "message": "slow data arrived" }))
-            }),
-        );
+    #[derive(serde::Deserialize)]
+    struct Big {
+        n: Option<usize>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Label {
+        label: Option<String>,
+    }
+    let router =
+        Router::new()
+            .route("/", get(|| async { Html(pages::MAIN) }))
+            .route("/second", get(|| async { Html(pages::SECOND) }))
+            .route("/dialog", get(|| async { Html(pages::DIALOG) }))
+            .route("/markup", get(|| async { Html(pages::MARKUP) }))
+            .route("/timer", get(|| async { Html(pages::TIMER) }))
+            .route("/events", get(|| async { Html(pages::EVENTS) }))
+            .route("/closer", get(|| async { Html(pages::CLOSER) }))
+            .route("/api-page", get(|| async { Html(pages::API) }))
+            .route("/form", get(|| async { Html(pages::FORM) }))
+            .route(
+                "/big",
+                get(|Query(q): Query<Big>| async move {
+                    Html(pages::big(q.n.unwrap_or(3000).min(20_000)))
+                }),
+            )
+            .route(
+                "/frames",
+                get(|headers: axum::http::HeaderMap| async move {
+                    // The same server under another site name: a cross-site frame.
+                    let host = headers
+                        .get(axum::http::header::HOST)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("127.0.0.1")
+                        .replace("127.0.0.1", "localhost");
+                    Html(pages::frames(&format!("http://{host}")))
+                }),
+            )
+            .route(
+                "/frame-inner",
+                get(|Query(q): Query<Label>| async move {
+                    Html(pages::frame_inner(q.label.as_deref().unwrap_or("Inner")))
+                }),
+            )
+            .route(
+                "/api/data",
+                get(|| async { axum::Json(json!({ "name": "widget", "id": 42 })) }),
+            )
+            .route(
+                "/api/whoami",
+                get(|headers: axum::http::HeaderMap| async move {
+                    let cookie = headers
+                        .get(axum::http::header::COOKIE)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string();
+                    let custom = headers
+                        .get("x-wabp-test")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string();
+                    axum::Json(json!({ "cookie": cookie, "x_wabp_test": custom }))
+                }),
+            )
+            .route(
+                "/api/bytes",
+                get(|| async {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/octet-stream")],
+                        vec![0u8, 159, 146, 150, 255],
+                    )
+                }),
+            )
+            .route(
+                "/api/redirect",
+                get(|| async { axum::response::Redirect::temporary("/api/data?item=7") }),
+            )
+            .route(
+                "/api/echo",
+                axum::routing::post(|body: String| async move { format!("echo:{body}") }),
+            )
+            .route(
+                "/download/report.txt",
+                get(|| async {
+                    (
+                        [
+                            (axum::http::header::CONTENT_TYPE, "text/plain"),
+                            (
+                                axum::http::header::CONTENT_DISPOSITION,
+                                "attachment; filename=\"report.txt\"",
+                            ),
+                        ],
+                        "quarterly numbers\n",
+                    )
+                }),
+            )
+            .route("/download/slow.bin", get(slow_download))
+            .route(
+                "/api/slow",
+                get(|Query(q): Query<Slow>| async move {
+                    tokio::time::sleep(Duration::from_millis(q.ms.unwrap_or(300).min(5000))).await;
+                    axum::Json(json!({ "message": "slow data arrived" }))
+                }),
+            );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     runtime().spawn(async move { axum::serve(listener, router).await.unwrap() });

@@ -88,3 +88,76 @@ pub const API: &str = r#"<!doctype html><html><head><title>API</title></head><bo
 <button id="missing" style="position:absolute; left: 20px; top: 140px; width: 120px; height: 40px" onclick="fetch('/api/missing').then(r => document.getElementById('out').textContent = r.status)">Missing</button>
 <div id="out" style="position:absolute; left: 200px; top: 20px"></div>
 </body></html>"#;
+
+/// A labelled form, a far-away button, a hidden one, a covered one and a
+/// picker-like field the snapshot leaves out.
+pub const FORM: &str = r#"<!doctype html><html><head><title>Form</title><style>body { margin: 8px; font: 16px sans-serif; }</style></head><body>
+<h1>Sign up</h1>
+<form id="f" onsubmit="event.preventDefault(); document.getElementById('out').textContent = 'submitted ' + document.getElementById('email').value;">
+<label for="email">Email</label> <input id="email" type="email" value="old@example.com">
+<label for="name">Name</label> <input id="name" type="text" placeholder="Your name" value="Ada">
+<label><input id="agree" type="checkbox"> I agree</label>
+<select id="country" aria-label="Country"><option>France</option><option>Peru</option></select>
+<button id="submit" type="submit">Submit</button>
+</form>
+<p id="out"></p>
+<input id="when" type="text" aria-label="Pick a date">
+<button id="hidden" style="display: none">Hidden</button>
+<button id="covered" style="position: absolute; left: 10px; top: 500px; width: 100px; height: 30px" onclick="window.log.push('covered clicked')">Covered</button>
+<div style="position: absolute; left: 0; top: 490px; width: 300px; height: 60px; background: rgba(0,0,0,0.1)"></div>
+<div style="height: 2400px"></div>
+<button id="far" onclick="this.textContent = 'far clicked'">Far button</button>
+<script>
+window.log = [];
+for (const id of ['email', 'name']) {
+  const el = document.getElementById(id);
+  el.addEventListener('input', () => window.log.push('input:' + id));
+  el.addEventListener('change', () => window.log.push('change:' + id));
+}
+</script>
+</body></html>"#;
+
+/// `n` list items, each a link and a button: a snapshot far above one window.
+pub fn big(n: usize) -> String {
+    let mut out = String::from(
+        "<!doctype html><html><head><title>Big</title></head><body><h1>Catalogue</h1><ul>",
+    );
+    for i in 0..n {
+        out.push_str(&format!(
+            "<li><a href=\"/item/{i}\">Item {i:05} with a descriptive name</a> <button onclick=\"this.textContent='added {i}'\">Add {i:05}</button> <span>In stock, ships in {} days</span></li>",
+            i % 7 + 1
+        ));
+    }
+    out.push_str("</ul><footer><a href=\"/next\">Next page</a></footer></body></html>");
+    out
+}
+
+/// A same-origin iframe, a cross-site one (`localhost` vs `127.0.0.1`) and
+/// an open shadow root.
+pub fn frames(cross_origin: &str) -> String {
+    format!(
+        r#"<!doctype html><html><head><title>Frames</title></head><body>
+<h1>Frames</h1>
+<iframe id="same" src="/frame-inner?label=Same" style="width: 400px; height: 120px"></iframe>
+<iframe id="cross" src="{cross_origin}/frame-inner?label=Cross" style="width: 400px; height: 120px"></iframe>
+<div id="host"></div>
+<script>
+const root = document.getElementById('host').attachShadow({{ mode: 'open' }});
+root.innerHTML = '<button id="shadow-btn" onclick="this.textContent = \'shadow clicked\'">Shadow button</button>';
+</script>
+</body></html>"#
+    )
+}
+
+pub fn frame_inner(label: &str) -> String {
+    let label: String = label
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!(
+        r#"<!doctype html><html><head><title>{label} frame</title></head><body style="margin: 4px">
+<button id="inner" onclick="this.textContent = '{label} clicked'">{label} button</button>
+<input id="inner-input" aria-label="{label} input">
+</body></html>"#
+    )
+}

@@ -27,8 +27,13 @@ fn busy_page() -> String {
     html
 }
 
+mod bench_snapshot;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    if std::env::args().nth(1).as_deref() == Some("snapshot") {
+        return bench_snapshot::run().await;
+    }
     let page = busy_page();
     let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let site_url = format!("http://{}/", site.local_addr()?);

@@ -32,6 +32,8 @@ pub struct Options {
     pub session_dir: PathBuf,
     pub auth_token: Option<String>,
     pub pause: bool,
+    /// Bounds on per-user (`userId`) sessions.
+    pub user_limits: wabp_core::users::UserLimits,
 }
 
 impl Options {
@@ -46,6 +48,7 @@ impl Options {
             session_dir,
             auth_token: None,
             pause: true,
+            user_limits: Default::default(),
         }
     }
 }
@@ -109,6 +112,7 @@ impl App {
                 },
                 session_dir: options.session_dir.clone(),
                 pause: options.pause,
+                user_limits: options.user_limits,
             },
             registry.clone(),
         );

@@ -67,6 +67,15 @@ struct ServeArgs {
     /// Viewport size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = parse_viewport)]
     viewport: (u32, u32),
+    /// Most per-user (`userId`) sessions at once; the longest-idle one is closed to make room.
+    #[arg(long, default_value_t = 20, env = "WABP_MAX_SESSIONS")]
+    max_sessions: usize,
+    /// Most tabs one user may have open.
+    #[arg(long, default_value_t = 10, env = "WABP_MAX_TABS_PER_SESSION")]
+    max_tabs_per_session: usize,
+    /// Seconds without a request after which a user's session is closed.
+    #[arg(long, default_value_t = 1800, env = "WABP_SESSION_IDLE_SECS")]
+    session_idle_secs: u64,
 }
 
 fn parse_viewport(s: &str) -> Result<(u32, u32), String> {
@@ -138,6 +147,11 @@ async fn serve(args: ServeArgs, stdio: bool) -> anyhow::Result<()> {
         session_dir: session_dir.clone(),
         auth_token: args.auth_token,
         pause: !args.no_pause,
+        user_limits: wabp_core::users::UserLimits {
+            max_sessions: args.max_sessions.max(1),
+            max_tabs_per_session: args.max_tabs_per_session.max(1),
+            idle_ttl: std::time::Duration::from_secs(args.session_idle_secs.max(1)),
+        },
     };
     let app = App::prepare(options).await?;
     let Some(listener) = listener else {

@@ -208,7 +208,11 @@ impl BrowserProcess {
                         "disable-background-networking",
                         "disable-component-update",
                         "disable-sync",
-                        "disable-features=Translate,OptimizationHints,MediaRouter",
+                        "disable-features=Translate,OptimizationHints,MediaRouter,IsolateOrigins,site-per-process",
+                        // Cross-site iframes stay in the page's renderer, so
+                        // snapshots, refs and begin-frames reach them in
+                        // one session (no out-of-process frames).
+                        "disable-site-isolation-trials",
                     ])
                     .args(options.extra_args.iter().map(String::as_str));
                 // Only headless-shell implements HeadlessExperimental.beginFrame;

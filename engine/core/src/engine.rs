@@ -33,7 +33,7 @@ use crate::record::{ActionLog, LoggedAction};
 use crate::tab::{Tab, TabSignal, short_id};
 
 /// How long an operation outside the action loop waits for the tab's turn.
-const TURN_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const TURN_LIMIT: Duration = Duration::from_secs(60);
 
 /// How long a new tab's first page may take to load before it is frozen.
 const FIRST_LOAD_LIMIT: Duration = Duration::from_secs(10);
@@ -45,6 +45,8 @@ pub struct EngineConfig {
     pub session_dir: PathBuf,
     /// Freeze pages between actions (`--no-pause` turns it off).
     pub pause: bool,
+    /// Bounds on per-user (`userId`) sessions.
+    pub user_limits: crate::users::UserLimits,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -98,7 +100,8 @@ pub struct Engine {
     thawed_for_human: StdMutex<Vec<String>>,
     browser_events: StdMutex<Option<tokio::task::JoinHandle<()>>>,
     action_log: RwLock<Option<Arc<dyn ActionLog>>>,
-    browser: tokio::sync::RwLock<Option<BrowserProcess>>,
+    pub(crate) browser: Arc<tokio::sync::RwLock<Option<BrowserProcess>>>,
+    pub(crate) users: StdMutex<crate::users::UserSessions>,
     lifecycle: RwLock<Lifecycle>,
     executable: RwLock<Option<PathBuf>>,
     /// Tabs in creation order.
@@ -118,7 +121,8 @@ impl Engine {
             thawed_for_human: StdMutex::new(Vec::new()),
             browser_events: StdMutex::new(None),
             action_log: RwLock::new(None),
-            browser: tokio::sync::RwLock::new(None),
+            browser: Arc::new(tokio::sync::RwLock::new(None)),
+            users: StdMutex::new(Default::default()),
             lifecycle: RwLock::new(Lifecycle::Initializing),
             executable: RwLock::new(None),
             tabs: RwLock::new(Vec::new()),
@@ -174,6 +178,7 @@ impl Engine {
         *self.browser_events.lock().unwrap() = Some(events);
         *self.browser.write().await = Some(process);
         self.open_tab("about:blank", true).await?;
+        self.spawn_session_reaper();
         *self.lifecycle.write().unwrap() = Lifecycle::Ready;
         tracing::info!("browser ready");
         Ok(())
@@ -296,6 +301,18 @@ impl Engine {
 
     // ---- tabs ----
 
+    pub(crate) fn all_tabs(&self) -> Vec<Arc<Tab>> {
+        self.tabs.read().unwrap().clone()
+    }
+
+    pub(crate) fn browser_handle(&self) -> Arc<tokio::sync::RwLock<Option<BrowserProcess>>> {
+        self.browser.clone()
+    }
+
+    pub(crate) fn forget_tab_public(&self, tab_id: &str) {
+        self.forget_tab(tab_id);
+    }
+
     pub fn tab(&self, tab_id: &str) -> Result<Arc<Tab>> {
         self.ensure_ready()?;
         self.tabs
@@ -320,6 +337,17 @@ impl Engine {
     }
 
     async fn open_tab(&self, url: &str, active: bool) -> Result<Arc<Tab>> {
+        self.open_tab_in(url, active, None).await
+    }
+
+    async fn open_tab_in(&self, url: &str, active: bool, user: Option<&str>) -> Result<Arc<Tab>> {
+        let context = match user {
+            Some(user) => {
+                self.check_tab_limit(user)?;
+                Some(self.user_context(user).await?)
+            }
+            None => None,
+        };
         let kind = self.default_driver();
         let page = {
             let browser = self.browser.read().await;
@@ -328,9 +356,11 @@ impl Engine {
                 .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
             let mut params = CreateTargetParams::new("about:blank");
             params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
+            params.browser_context_id = context;
             browser.browser.new_page(params).await?
         };
         let tab = Tab::attach(self.next_tab_id(), page, kind, None).await?;
+        tab.set_owner(user.map(str::to_string));
         // Frozen and loaded before anyone can reach it.
         if self.config.pause {
             execution::enable(&tab, None).await?;
@@ -480,6 +510,8 @@ impl Engine {
             DriverKind::Compositor
         };
         let tab = Tab::attach(self.next_tab_id(), page, kind, Some(source.id.clone())).await?;
+        // A popup belongs to its opener's user (it shares the context).
+        tab.set_owner(source.owner());
         // Actions on the popup wait until it is loaded and frozen; the event
         // goes out now, while the opener's action still listens.
         let turn = tab.action_lock.lock().await;
@@ -633,8 +665,20 @@ impl Engine {
     }
 
     pub async fn list_tabs(&self) -> Result<Vec<TabSummary>> {
+        self.list_tabs_for(None).await
+    }
+
+    /// The tabs of one user (`None`: the tabs opened without a `userId`).
+    pub async fn list_tabs_for(&self, user: Option<&str>) -> Result<Vec<TabSummary>> {
         self.ensure_ready()?;
-        let tabs: Vec<Arc<Tab>> = self.tabs.read().unwrap().clone();
+        let tabs: Vec<Arc<Tab>> = self
+            .tabs
+            .read()
+            .unwrap()
+            .iter()
+            .filter(|t| t.owner().as_deref() == user)
+            .cloned()
+            .collect();
         let active = self.active_tab.lock().unwrap().clone();
         let mut out = Vec::with_capacity(tabs.len());
         for tab in tabs {
@@ -662,11 +706,22 @@ impl Engine {
         active: bool,
         index: Option<usize>,
     ) -> Result<Value> {
+        self.create_tab_for(url, active, index, None).await
+    }
+
+    /// Opens a tab for a user, in that user's browser context.
+    pub async fn create_tab_for(
+        &self,
+        url: Option<&str>,
+        active: bool,
+        index: Option<usize>,
+        user: Option<&str>,
+    ) -> Result<Value> {
         self.ensure_ready()?;
         self.ensure_agent_mode()?;
         let url = url.unwrap_or("about:blank");
         check_url(url)?;
-        let tab = self.open_tab(url, active).await?;
+        let tab = self.open_tab_in(url, active, user).await?;
         if let Some(index) = index {
             let mut tabs = self.tabs.write().unwrap();
             if let Some(pos) = tabs.iter().position(|t| t.id == tab.id) {
@@ -737,6 +792,9 @@ impl Engine {
     ) -> Result<Envelope> {
         self.ensure_agent_mode()?;
         let tab = self.tab(tab_id)?;
+        // Any action invalidates a cached snapshot (refs stay valid while
+        // their elements live).
+        tab.bump_epoch();
         let started_ms = now_ms();
         // Its own task: a client that hangs up mid-action must not leave the
         // page thawed or the action half done.
@@ -956,6 +1014,7 @@ impl Engine {
         self.ensure_agent_mode()?;
         let tab = self.tab(tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
+        tab.bump_epoch();
         execution::thaw(&tab).await?;
         let result = tab.evaluate_value(script).await;
         execution::freeze(&tab).await?;

@@ -30,6 +30,10 @@ pub enum ErrorCode {
     Unauthorized,
     /// The action is blocked in human input mode.
     HumanMode,
+    /// A ref no longer names a live element: take a new snapshot.
+    StaleRef,
+    /// A per-user session or tab limit is reached and nothing can be evicted.
+    LimitReached,
     /// A plugin trapped, ran out of time or memory.
     PluginFailed,
     Internal,
@@ -52,7 +56,8 @@ impl ErrorCode {
             | ErrorCode::DownloadNotFound
             | ErrorCode::ElementNotFound
             | ErrorCode::SelectorNotFound => 404,
-            ErrorCode::HumanMode => 409,
+            ErrorCode::HumanMode | ErrorCode::StaleRef => 409,
+            ErrorCode::LimitReached => 429,
             ErrorCode::Unauthorized => 401,
             ErrorCode::NotReady => 503,
             ErrorCode::NetworkError => 502,
@@ -72,6 +77,8 @@ impl ErrorCode {
             ErrorCode::NotFound => "NOT_FOUND",
             ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
             ErrorCode::SelectorNotFound => "SELECTOR_NOT_FOUND",
+            ErrorCode::StaleRef => "STALE_REF",
+            ErrorCode::LimitReached => "LIMIT_REACHED",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::NavigationFailed => "NAVIGATION_FAILED",
             ErrorCode::ElementNotVisible => "ELEMENT_NOT_VISIBLE",

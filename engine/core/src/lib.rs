@@ -10,10 +10,14 @@ pub mod error;
 pub mod execution;
 pub mod keys;
 pub mod network;
+pub mod observe;
 pub mod oneshot;
 pub mod plugin;
 pub mod record;
+pub mod refs;
+pub mod snapshot;
 pub mod tab;
+pub mod users;
 
 pub use action::{ActionOptions, Envelope, NavigationHint};
 pub use engine::{Engine, EngineConfig, InputMode};

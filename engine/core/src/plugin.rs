@@ -115,17 +115,54 @@ pub enum HostError {
     Denied(String),
     Invalid(String),
     Failed(String),
+    StaleRef(String),
+    SelectorNotFound(String),
+    ElementNotVisible(String),
+    ElementNotInteractable(String),
 }
 
 impl From<Error> for HostError {
     fn from(e: Error) -> Self {
         match e.code {
-            ErrorCode::InvalidRequest | ErrorCode::SelectorNotFound => {
-                HostError::Invalid(e.message)
-            }
+            ErrorCode::InvalidRequest => HostError::Invalid(e.message),
+            ErrorCode::SelectorNotFound => HostError::SelectorNotFound(e.message),
+            ErrorCode::StaleRef => HostError::StaleRef(e.message),
+            ErrorCode::ElementNotVisible => HostError::ElementNotVisible(e.message),
+            ErrorCode::ElementNotInteractable => HostError::ElementNotInteractable(e.message),
             _ => HostError::Failed(e.message),
         }
     }
+}
+
+impl From<HostError> for Error {
+    fn from(e: HostError) -> Self {
+        match e {
+            HostError::Invalid(m) => Error::new(ErrorCode::InvalidRequest, m),
+            HostError::SelectorNotFound(m) => Error::new(ErrorCode::SelectorNotFound, m),
+            HostError::StaleRef(m) => Error::new(ErrorCode::StaleRef, m),
+            HostError::ElementNotVisible(m) => Error::new(ErrorCode::ElementNotVisible, m),
+            HostError::ElementNotInteractable(m) => {
+                Error::new(ErrorCode::ElementNotInteractable, m)
+            }
+            HostError::Denied(m) | HostError::Failed(m) => Error::new(ErrorCode::Internal, m),
+        }
+    }
+}
+
+/// What an action acts on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// `e7`, or `f1e7` for an element inside a frame.
+    Ref(String),
+    Selector(String),
+}
+
+/// A target resolved to the point an action should use.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub x: f64,
+    pub y: f64,
+    pub element: ElementBox,
 }
 
 pub type HostResult<T> = std::result::Result<T, HostError>;
@@ -167,6 +204,11 @@ pub trait PageHost: Send + Sync {
     async fn element_at(&self, x: f64, y: f64) -> HostResult<Option<ElementBox>>;
     async fn viewport(&self) -> HostResult<ViewportInfo>;
     async fn scroll_into_view(&self, selector: &str) -> HostResult<ElementBox>;
+    /// Resolves a ref or selector to a point, scrolling it into view first.
+    async fn locate(&self, target: &Target) -> HostResult<Located>;
+    /// Focuses the target, selecting its content or putting the caret at the end.
+    async fn focus(&self, target: &Target, select_all: bool) -> HostResult<ElementBox>;
+    async fn dispatch_change(&self, target: &Target) -> HostResult<()>;
     /// Returns the value as JSON text.
     async fn evaluate(&self, expression: &str) -> HostResult<String>;
     async fn navigate(&self, url: &str, referrer: Option<&str>) -> HostResult<()>;

@@ -46,8 +46,8 @@ use crate::execution::{DriverKind, Execution};
 use crate::keys::key_definition;
 use crate::network::{NetworkBuffer, NetworkCall, header_map, limit_body, wants_body};
 use crate::plugin::{
-    ElementBox, HostError, HostResult, Modifiers, MouseButton, PageHost, Rect, RequestInfo,
-    ViewportInfo, WaitSignal,
+    ElementBox, HostError, HostResult, Located, Modifiers, MouseButton, PageHost, Rect,
+    RequestInfo, Target, ViewportInfo, WaitSignal,
 };
 
 /// Something that happened in a tab, as the action loop sees it.
@@ -128,6 +128,13 @@ struct TabState {
     last_pixels: Option<Pixmap>,
     /// The frame taken while frozen; valid until the next thaw.
     frozen_pixels: Option<Pixmap>,
+    refs: crate::refs::RefTable,
+    /// Bumped by every action and navigation; a cached snapshot is valid
+    /// only for the epoch it was taken in.
+    epoch: u64,
+    snapshot: Option<crate::snapshot::CachedSnapshot>,
+    /// The `userId` whose browser context holds this tab.
+    owner: Option<String>,
 }
 
 pub struct Tab {
@@ -408,6 +415,13 @@ impl Tab {
                 None
             }
             RawEvent::Navigated(e) => {
+                state.epoch += 1;
+                state.snapshot = None;
+                if e.frame.parent_id.is_none() {
+                    state.refs.page_navigated();
+                } else {
+                    state.refs.frame_navigated(e.frame.id.inner());
+                }
                 if e.frame.parent_id.is_none() {
                     state.main_frame = Some(e.frame.id.inner().clone());
                     let url = format!(
@@ -523,6 +537,41 @@ impl Tab {
 
     fn set_pointer(&self, x: f64, y: f64) {
         self.state.lock().unwrap().pointer = Some((x, y));
+    }
+
+    pub fn owner(&self) -> Option<String> {
+        self.state.lock().unwrap().owner.clone()
+    }
+
+    pub fn set_owner(&self, owner: Option<String>) {
+        self.state.lock().unwrap().owner = owner;
+    }
+
+    pub fn with_refs<T>(&self, f: impl FnOnce(&mut crate::refs::RefTable) -> T) -> T {
+        f(&mut self.state.lock().unwrap().refs)
+    }
+
+    /// Invalidates the cached snapshot: an action is about to change the page.
+    pub fn bump_epoch(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.epoch += 1;
+        state.snapshot = None;
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.state.lock().unwrap().epoch
+    }
+
+    pub fn cached_snapshot(&self) -> Option<crate::snapshot::CachedSnapshot> {
+        let state = self.state.lock().unwrap();
+        state.snapshot.clone().filter(|s| s.epoch == state.epoch)
+    }
+
+    pub fn cache_snapshot(&self, snapshot: crate::snapshot::CachedSnapshot) {
+        let mut state = self.state.lock().unwrap();
+        if snapshot.epoch == state.epoch {
+            state.snapshot = Some(snapshot);
+        }
     }
 
     pub fn pending_dialog(&self) -> Option<PendingDialog> {
@@ -791,7 +840,7 @@ impl Tab {
     /// If a dialog opens meanwhile, the browser holds the answer until the
     /// dialog closes, and a tab the script closed never answers: stop waiting
     /// and report `None` instead of hanging.
-    async fn execute_unless_dialog<T>(
+    pub(crate) async fn execute_unless_dialog<T>(
         &self,
         command: T,
         needs_frames: bool,
@@ -1334,6 +1383,15 @@ impl PageHost for Tab {
             return Err(err);
         }
         parse_box(&value).ok_or_else(|| HostError::Failed("no element box".into()))
+    }
+    async fn locate(&self, target: &Target) -> HostResult<Located> {
+        self.locate_target(target).await
+    }
+    async fn focus(&self, target: &Target, select_all: bool) -> HostResult<ElementBox> {
+        self.focus_target(target, select_all).await
+    }
+    async fn dispatch_change(&self, target: &Target) -> HostResult<()> {
+        self.dispatch_change_on(target).await
     }
     async fn evaluate(&self, expression: &str) -> HostResult<String> {
         let (value, _) = self.evaluate_value(expression).await?;

@@ -343,6 +343,7 @@ impl PluginBase {
             W::EvaluationError => ErrorCode::EvaluationError,
             W::Timeout => ErrorCode::Timeout,
             W::Failed => ErrorCode::PluginFailed,
+            W::StaleRef => ErrorCode::StaleRef,
         };
         self.failure(code, e.message)
     }

@@ -8,6 +8,7 @@ mod error;
 mod execution;
 mod history;
 mod network;
+mod observe;
 mod tabs;
 
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use wabp_core::{Engine, ErrorCode};
 
 pub use error::{ApiError, error_response};
@@ -30,6 +31,114 @@ pub struct AppState {
     pub history: Option<wabp_history::HistoryStore>,
 }
 
+/// The `userId` a request carries (query or JSON body), if any.
+#[derive(Debug, Clone, Default)]
+pub struct UserScope(pub Option<String>);
+
+/// Finds the request's `userId`, refuses tabs of other users (404, as if
+/// they did not exist) and counts the request against the user's session.
+async fn user_scope(
+    axum::extract::State(s): axum::extract::State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let from_query = request
+        .uri()
+        .query()
+        .and_then(|q| url_query_value(q, "userId"));
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, body::MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::InvalidRequest,
+                &format!("request body is larger than {} bytes", body::MAX_BODY),
+            );
+        }
+    };
+    let from_body = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("userId").cloned())
+        .and_then(|v| v.as_str().map(str::to_string));
+    let user = match (from_query, from_body) {
+        (Some(q), Some(b)) if q != b => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::InvalidRequest,
+                "userId differs between the query and the body",
+            );
+        }
+        (q, b) => q.or(b),
+    };
+    if let Some(user) = &user
+        && let Err(e) = wabp_core::users::check_user_id(user)
+    {
+        return ApiError(e).into_response();
+    }
+    let path = parts.uri.path().to_string();
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if let Some(i) = segments.iter().position(|s| *s == "tabs")
+        && let Some(tab) = segments.get(i + 1)
+        && let Err(e) = s.engine.check_tab_visible(tab, user.as_deref())
+    {
+        return ApiError(e).into_response();
+    }
+    let _activity = user.as_deref().map(|u| s.engine.user_activity(u));
+    let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
+    request.extensions_mut().insert(UserScope(user));
+    next.run(request).await
+}
+
+/// One decoded query parameter.
+fn url_query_value(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == name).then(|| percent_decode(v))
+    })
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = |b: u8| (b as char).to_digit(16);
+                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_decoded() {
+        assert_eq!(
+            url_query_value("a=1&userId=al%40ce+x", "userId").as_deref(),
+            Some("al@ce x")
+        );
+        assert_eq!(url_query_value("userId=", "userId").as_deref(), Some(""));
+        assert_eq!(url_query_value("x=1", "userId"), None);
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+    }
+}
+
 /// The `/api/v1` router.
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -38,6 +147,7 @@ pub fn router(state: AppState) -> Router {
         .merge(execution::router())
         .merge(history::router())
         .merge(network::router())
+        .merge(observe::router())
         .fallback(|| async {
             error_response(
                 StatusCode::NOT_FOUND,
@@ -52,6 +162,10 @@ pub fn router(state: AppState) -> Router {
                 "method not allowed on this endpoint",
             )
         })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            user_scope,
+        ))
         .with_state(state)
 }
 

@@ -5,15 +5,15 @@ use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wabp_core::ActionOptions;
 use wabp_core::action::action_params;
 
-use crate::AppState;
 use crate::body::{Body, optional_bool, optional_str, optional_u64, required_str};
 use crate::error::{ApiError, ApiResult};
+use crate::{AppState, UserScope};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -39,6 +39,7 @@ pub fn router() -> Router<AppState> {
             post(|s, p, b| builtin(s, p, b, "scroll")),
         )
         .route("/tabs/{tab}/type", post(|s, p, b| builtin(s, p, b, "type")))
+        .route("/tabs/{tab}/fill", post(|s, p, b| builtin(s, p, b, "fill")))
         .route(
             "/tabs/{tab}/keyboard/press",
             post(|s, p, b| builtin(s, p, b, "keyboard_press")),
@@ -71,14 +72,18 @@ fn envelope(result: wabp_core::Result<wabp_core::Envelope>) -> ApiResult<Json<Va
     })?))
 }
 
-async fn list(State(s): State<AppState>) -> ApiResult<Json<Value>> {
+async fn list(
+    State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
+) -> ApiResult<Json<Value>> {
     Ok(Json(
-        serde_json::to_value(s.engine.list_tabs().await?).unwrap_or_default(),
+        serde_json::to_value(s.engine.list_tabs_for(user.as_deref()).await?).unwrap_or_default(),
     ))
 }
 
 async fn create(
     State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
     Body(body): Body,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let url = optional_str(&body, "url")?;
@@ -86,7 +91,11 @@ async fn create(
     let index = optional_u64(&body, "index")?.map(|i| i as usize);
     Ok((
         StatusCode::CREATED,
-        Json(s.engine.create_tab(url, active, index).await?),
+        Json(
+            s.engine
+                .create_tab_for(url, active, index, user.as_deref())
+                .await?,
+        ),
     ))
 }
 

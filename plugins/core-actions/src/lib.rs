@@ -1,8 +1,10 @@
-//! The built-in input actions: click, move, hover, scroll, type and raw
+//! The built-in input actions: click, move, hover, scroll, type, fill and raw
 //! keyboard events, with the Agent Browser Protocol's params and results.
+//! Pointer actions take x/y or a target (`ref`, `selector` or `index`),
+//! which the host resolves to a point after scrolling it into view.
 
 use wabp_plugin_sdk::host::clock::sleep_ms;
-use wabp_plugin_sdk::host::{Modifiers, MouseButton, input};
+use wabp_plugin_sdk::host::{HostError, Modifiers, MouseButton, Target, input, page};
 use wabp_plugin_sdk::{ActionPlugin, ActionSpec, Context, Params, PluginError, Value, json, modifier_names, parse_modifiers};
 
 struct CoreActions;
@@ -24,14 +26,28 @@ fn modifiers_schema() -> Value {
     })
 }
 
+/// `properties` plus the three ways to name an element instead of a point.
+fn with_target(mut properties: Value) -> Value {
+    let extra = json!({
+        "ref": { "type": "string", "pattern": "^(f[0-9]+)?e[0-9]+$", "description": "Element ref from GET /snapshot or a screenshot label (e7, f1e7)" },
+        "selector": { "type": "string", "minLength": 1, "description": "CSS selector; the first match is used" },
+        "index": { "type": "integer", "minimum": 1, "description": "Element index from GET /state (the same number as the ref)" }
+    });
+    if let (Some(map), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
+        map.extend(extra.clone());
+    }
+    properties
+}
+
 fn point_schema(what: &str) -> Value {
     json!({
         "type": "object",
-        "properties": {
+        "properties": with_target(json!({
             "x": coordinate(&format!("Viewport x of the {what}, CSS pixels")),
             "y": coordinate(&format!("Viewport y of the {what}, CSS pixels"))
-        },
-        "required": ["x", "y"]
+        })),
+        "required": [],
+        "description": "Give x and y, or one of ref, selector, index"
     })
 }
 
@@ -54,39 +70,50 @@ impl ActionPlugin for CoreActions {
                 "Moves the pointer to (x, y) and clicks there",
                 json!({
                     "type": "object",
-                    "properties": {
+                    "properties": with_target(json!({
                         "x": coordinate("Viewport x, CSS pixels"),
                         "y": coordinate("Viewport y, CSS pixels"),
                         "button": { "type": "string", "enum": ["left", "right", "middle"], "default": "left" },
                         "click_count": { "type": "integer", "minimum": 1, "maximum": 3, "default": 1, "description": "2 for a double click, 3 for a triple click" },
                         "modifiers": modifiers_schema()
-                    },
-                    "required": ["x", "y"]
+                    })),
+                    "required": [],
+                    "description": "Give x and y, or one of ref, selector, index"
                 }),
             ),
-            ActionSpec::new("move", "Moves the pointer to (x, y)", point_schema("target")),
-            ActionSpec::new("hover", "Moves the pointer to (x, y) and leaves it there", point_schema("target")),
+            ActionSpec::new("move", "Moves the pointer to (x, y) or to an element's centre", point_schema("target")),
+            ActionSpec::new("hover", "Moves the pointer to (x, y) or to an element's centre and leaves it there", point_schema("target")),
             ActionSpec::new(
                 "scroll",
-                "Turns the mouse wheel at (x, y); positive delta_y scrolls down, positive delta_x right",
+                "Turns the mouse wheel at (x, y), over an element, or at the viewport's centre; positive delta_y scrolls down, positive delta_x right",
                 json!({
                     "type": "object",
-                    "properties": {
+                    "properties": with_target(json!({
                         "x": coordinate("Viewport x of the wheel event, CSS pixels"),
                         "y": coordinate("Viewport y of the wheel event, CSS pixels"),
                         "delta_x": { "type": "number", "default": 0 },
                         "delta_y": { "type": "number", "default": 0 }
-                    },
-                    "required": ["x", "y"]
+                    })),
+                    "required": []
                 }),
             ),
             ActionSpec::new(
                 "type",
-                "Types text into the focused element, one key press per character",
+                "Types text, one key press per character, into the focused element or, given a target, at the end of that element's value (it appends)",
                 json!({
                     "type": "object",
-                    "properties": { "text": { "type": "string" } },
+                    "properties": with_target(json!({ "text": { "type": "string" } })),
                     "required": ["text"]
+                }),
+            ),
+            ActionSpec::new(
+                "fill",
+                "Replaces the value of a text field or editable element with `text` (empty clears it), firing input and change events",
+                json!({
+                    "type": "object",
+                    "properties": with_target(json!({ "text": { "type": "string" } })),
+                    "required": ["text"],
+                    "description": "Give one of ref, selector, index, or none to fill the focused element"
                 }),
             ),
             ActionSpec::new("keyboard_press", "Presses and releases a key", key_schema()),
@@ -100,13 +127,14 @@ impl ActionPlugin for CoreActions {
         match name {
             "click" => click(&p),
             "move" | "hover" => {
-                let (x, y) = point(&p)?;
+                let (x, y) = point_or_target(&p)?;
                 input::mouse_move(x, y)?;
                 let status = if name == "move" { "moved" } else { "hovered" };
                 Ok(json!({ "status": status, "x": number(x), "y": number(y) }))
             }
             "scroll" => scroll(&p),
             "type" => type_text(&p),
+            "fill" => fill(&p),
             "keyboard_press" | "keyboard_down" | "keyboard_up" => {
                 let key = p.required_str("key")?;
                 if key.is_empty() {
@@ -135,7 +163,7 @@ impl ActionPlugin for CoreActions {
 }
 
 fn click(p: &Params) -> Result<Value, PluginError> {
-    let (x, y) = point(p)?;
+    let (x, y) = point_or_target(p)?;
     let button = match p.optional_str("button")?.unwrap_or("left") {
         "left" => MouseButton::Left,
         "right" => MouseButton::Right,
@@ -156,12 +184,17 @@ fn click(p: &Params) -> Result<Value, PluginError> {
 }
 
 fn scroll(p: &Params) -> Result<Value, PluginError> {
-    let (x, y) = point(p)?;
     let dx = p.optional_f64("delta_x", 0.0)?;
     let dy = p.optional_f64("delta_y", 0.0)?;
     if dx == 0.0 && dy == 0.0 {
         return Err(PluginError::invalid("delta_x or delta_y must be non-zero"));
     }
+    let (x, y) = if p.get("x").is_none() && p.get("y").is_none() && target(p)?.is_none() {
+        let v = page::viewport()?;
+        (v.width / 2.0, v.height / 2.0)
+    } else {
+        point_or_target(p)?
+    };
     // The wheel event goes to whatever is under the pointer, so put it there.
     input::mouse_move(x, y)?;
     input::mouse_wheel(x, y, dx, dy, Modifiers::empty())?;
@@ -170,6 +203,9 @@ fn scroll(p: &Params) -> Result<Value, PluginError> {
 
 fn type_text(p: &Params) -> Result<Value, PluginError> {
     let text = p.required_str("text")?;
+    if let Some(target) = target(p)? {
+        page::focus(&target, false)?;
+    }
     for (i, c) in text.replace("\r\n", "\n").chars().enumerate() {
         if i > 0 {
             sleep_ms(KEYSTROKE_GAP_MS);
@@ -184,6 +220,60 @@ fn type_text(p: &Params) -> Result<Value, PluginError> {
         input::key_press(&key, Modifiers::empty())?;
     }
     Ok(json!({ "status": "typed", "text": text }))
+}
+
+/// Replaces the value: select everything, then insert (or delete), so the
+/// page sees the same beforeinput/input events a user's paste makes.
+fn fill(p: &Params) -> Result<Value, PluginError> {
+    let text = p.required_str("text")?;
+    // No target: the focused element.
+    let target = target(p)?.unwrap_or_else(|| Target::Selector(":focus".into()));
+    page::focus(&target, true).map_err(|e| match (&target, e) {
+        (Target::Selector(s), HostError::SelectorNotFound(_)) if s == ":focus" => {
+            PluginError::invalid("no element has focus; give \"ref\", \"selector\" or \"index\"")
+        }
+        (_, e) => e.into(),
+    })?;
+    if text.is_empty() {
+        input::key_press("Delete", Modifiers::empty())?;
+    } else {
+        input::insert_text(text)?;
+    }
+    page::dispatch_change(&target)?;
+    Ok(json!({ "status": "filled", "text": text }))
+}
+
+/// The element named by `ref`, `selector` or `index`, if any (at most one).
+fn target(p: &Params) -> Result<Option<Target>, PluginError> {
+    let by_ref = p.optional_str("ref")?.map(|r| Target::ElementRef(r.to_string()));
+    let by_selector = p.optional_str("selector")?.map(|s| Target::Selector(s.to_string()));
+    let by_index = match p.get("index") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Some(Target::ElementRef(format!("e{n}"))),
+            _ => return Err(PluginError::invalid("\"index\" must be an integer >= 1")),
+        },
+    };
+    let mut given: Vec<Target> = [by_ref, by_selector, by_index].into_iter().flatten().collect();
+    match given.len() {
+        0 => Ok(None),
+        1 => Ok(given.pop()),
+        _ => Err(PluginError::invalid("give only one of \"ref\", \"selector\" and \"index\"")),
+    }
+}
+
+/// x/y when given, else the centre of the target's visible box.
+fn point_or_target(p: &Params) -> Result<(f64, f64), PluginError> {
+    match target(p)? {
+        Some(t) => {
+            if p.get("x").is_some() || p.get("y").is_some() {
+                return Err(PluginError::invalid("give either x and y or a target (ref, selector, index), not both"));
+            }
+            let located = page::locate(&t)?;
+            Ok((located.x, located.y))
+        }
+        None => point(p),
+    }
 }
 
 fn point(p: &Params) -> Result<(f64, f64), PluginError> {
@@ -220,6 +310,10 @@ mod tests {
     fn rejects_bad_params() {
         let cases = [
             ("click", json!({"y": 1}), "\"x\" is required and must be a number"),
+            ("click", json!({"ref": "e1", "selector": "a"}), "give only one of \"ref\", \"selector\" and \"index\""),
+            ("click", json!({"x": 1, "y": 1, "ref": "e1"}), "give either x and y or a target (ref, selector, index), not both"),
+            ("click", json!({"index": 0}), "\"index\" must be an integer >= 1"),
+            ("fill", json!({"ref": "e1"}), "\"text\" is required and must be a string"),
             ("click", json!({"x": -1, "y": 1}), "\"x\" must be a finite number >= 0"),
             ("click", json!({"x": 1, "y": 1, "button": "back"}), "\"button\" must be \"left\", \"right\" or \"middle\", got \"back\""),
             ("click", json!({"x": 1, "y": 1, "click_count": 4}), "\"click_count\" must be 1, 2 or 3"),

@@ -22,6 +22,8 @@ pub enum ErrorCode {
     Timeout,
     /// 500: anything else.
     Failed,
+    /// 409 `STALE_REF`: the ref no longer names a live element.
+    StaleRef,
 }
 
 /// An error a plugin returns to the host: a code and a human-readable message.
@@ -82,6 +84,7 @@ macro_rules! into_wit_error {
                     ErrorCode::EvaluationError => W::EvaluationError,
                     ErrorCode::Timeout => W::Timeout,
                     ErrorCode::Failed => W::Failed,
+                    ErrorCode::StaleRef => W::StaleRef,
                 };
                 wit::PluginError { code, message: e.message }
             }
@@ -104,6 +107,10 @@ impl From<crate::host::HostError> for PluginError {
             HostError::Invalid(m) => PluginError::invalid(m),
             HostError::Failed(m) => PluginError::failed(m),
             HostError::Denied(m) => PluginError::failed(format!("capability denied: {m}")),
+            HostError::StaleRef(m) => PluginError::new(ErrorCode::StaleRef, m),
+            HostError::SelectorNotFound(m) => PluginError::new(ErrorCode::SelectorNotFound, m),
+            HostError::ElementNotVisible(m) => PluginError::new(ErrorCode::ElementNotVisible, m),
+            HostError::ElementNotInteractable(m) => PluginError::new(ErrorCode::ElementNotInteractable, m),
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::bindings::action::wabp::plugin as wit;
 
-pub use wit::types::{ElementBox, HostError, Modifiers, MouseButton, Rect, ViewportInfo};
+pub use wit::types::{ElementBox, HostError, Located, Modifiers, MouseButton, Rect, Target, ViewportInfo};
 
 /// Synthetic, trusted input events (capability `input`).
 pub mod input {
@@ -57,7 +57,7 @@ pub mod input {
 
 /// Reading the page's layout without running page script (capability `page`).
 pub mod page {
-    use super::{ElementBox, HostError, ViewportInfo, wit::page as wit};
+    use super::{ElementBox, HostError, Located, Target, ViewportInfo, wit::page as wit};
 
     /// Every element matching a CSS selector, in document order (at most 1000).
     pub fn query_selector_all(selector: &str) -> Result<Vec<ElementBox>, HostError> {
@@ -78,6 +78,24 @@ pub mod page {
     /// its new box.
     pub fn scroll_into_view(selector: &str) -> Result<ElementBox, HostError> {
         wit::scroll_into_view(selector)
+    }
+
+    /// Resolves a ref (`e7`, `f1e7`) or selector to the point to act on,
+    /// scrolling it into view first; fails loudly on a stale ref, a
+    /// selector matching nothing, or a hidden or covered element.
+    pub fn locate(target: &Target) -> Result<Located, HostError> {
+        wit::locate(target)
+    }
+
+    /// Focuses the target; `select_all` selects its content so inserted
+    /// text replaces it, otherwise the caret goes to the end.
+    pub fn focus(target: &Target, select_all: bool) -> Result<ElementBox, HostError> {
+        wit::focus(target, select_all)
+    }
+
+    /// Fires a bubbling `change` event on the target.
+    pub fn dispatch_change(target: &Target) -> Result<(), HostError> {
+        wit::dispatch_change(target)
     }
 }
 

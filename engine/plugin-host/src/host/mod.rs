@@ -93,6 +93,10 @@ impl From<CoreHostError> for HostError {
             CoreHostError::Denied(m) => HostError::Denied(m),
             CoreHostError::Invalid(m) => HostError::Invalid(m),
             CoreHostError::Failed(m) => HostError::Failed(m),
+            CoreHostError::StaleRef(m) => HostError::StaleRef(m),
+            CoreHostError::SelectorNotFound(m) => HostError::SelectorNotFound(m),
+            CoreHostError::ElementNotVisible(m) => HostError::ElementNotVisible(m),
+            CoreHostError::ElementNotInteractable(m) => HostError::ElementNotInteractable(m),
         }
     }
 }

@@ -1,7 +1,8 @@
 use super::{HostState, wit_box};
 use crate::bindings::action::wabp::plugin::page::Host;
-use crate::bindings::types::{ElementBox, HostError, ViewportInfo};
+use crate::bindings::types::{ElementBox, HostError, Located, Target, ViewportInfo};
 use crate::manifest::Capability;
+use wabp_core::plugin::Target as CoreTarget;
 
 impl Host for HostState {
     async fn query_selector_all(&mut self, selector: String) -> Result<Vec<ElementBox>, HostError> {
@@ -36,5 +37,36 @@ impl Host for HostState {
                 .scroll_into_view(&selector)
                 .await?,
         ))
+    }
+    async fn locate(&mut self, target: Target) -> Result<Located, HostError> {
+        let located = self
+            .granted_page(Capability::Page)?
+            .locate(&core_target(target))
+            .await?;
+        Ok(Located {
+            x: located.x,
+            y: located.y,
+            element: wit_box(located.element),
+        })
+    }
+    async fn focus(&mut self, target: Target, select_all: bool) -> Result<ElementBox, HostError> {
+        Ok(wit_box(
+            self.granted_page(Capability::Page)?
+                .focus(&core_target(target), select_all)
+                .await?,
+        ))
+    }
+    async fn dispatch_change(&mut self, target: Target) -> Result<(), HostError> {
+        Ok(self
+            .granted_page(Capability::Page)?
+            .dispatch_change(&core_target(target))
+            .await?)
+    }
+}
+
+fn core_target(target: Target) -> CoreTarget {
+    match target {
+        Target::ElementRef(r) => CoreTarget::Ref(r),
+        Target::Selector(s) => CoreTarget::Selector(s),
     }
 }

@@ -1,0 +1,258 @@
+//! Reading a page for an agent: the accessibility snapshot with refs and the
+//! browser-use style state with indices. Both hand out numbers from the
+//! tab's one id space (see `refs`), so `[e7]`, label 7 and index 7 are the
+//! same element.
+
+use serde_json::{Value, json};
+
+use crate::action::{ActionOptions, Envelope};
+use crate::capture::{CaptureOptions, DEFAULT_MARKUP, take_screenshot};
+use crate::engine::{Engine, TURN_LIMIT};
+use crate::error::{Error, ErrorCode, Result};
+use crate::refs::CallOn;
+use crate::snapshot::{CachedSnapshot, SnapshotFormat, window};
+
+#[derive(Debug, Clone)]
+pub struct SnapshotRequest {
+    pub format: SnapshotFormat,
+    /// Character offset into the text snapshot; > 0 reads the cached one.
+    pub offset: usize,
+    pub include_screenshot: bool,
+}
+
+/// Visible interactive elements in DOM order (open shadow roots included),
+/// numbered from the refs registry.
+const STATE_FN: &str = r#"function(next, limit) {
+  const R = (globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }));
+  const numberOf = (el) => {
+    let n = R.ids.get(el);
+    if (!n) { n = next++; R.ids.set(el, n); R.byId.set(n, new WeakRef(el)); }
+    return n;
+  };
+  const INTERACTIVE = 'a[href],button,input:not([type=hidden]),textarea,select,summary,[contenteditable=""],[contenteditable=true],[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[role=switch],[role=combobox],[role=textbox],[onclick],[tabindex]:not([tabindex="-1"])';
+  const visible = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width <= 0 || r.height <= 0) return false;
+    const s = getComputedStyle(el);
+    return s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0';
+  };
+  const elements = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (elements.length >= limit) return;
+      if (el.matches(INTERACTIVE) && !el.disabled && visible(el)) {
+        const text = String(el.innerText || el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 100);
+        const attr = (name) => el.getAttribute(name);
+        elements.push({
+          index: numberOf(el),
+          tag: el.tagName.toLowerCase(),
+          type: attr('type'),
+          text,
+          placeholder: attr('placeholder'),
+          value: ('value' in el && typeof el.value === 'string' && el.tagName !== 'BUTTON') ? el.value : null,
+          href: el.href ? String(el.href) : null,
+          ariaLabel: attr('aria-label'),
+          className: (typeof el.className === 'string' && el.className) ? el.className : null,
+          id: el.id || null,
+        });
+      }
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  if (document.body) walk(document.body);
+  const d = document.documentElement;
+  return {
+    url: location.href,
+    title: document.title,
+    elements,
+    textContent: String(document.body ? document.body.innerText : '').slice(0, 2000),
+    scrollY: scrollY,
+    scrollHeight: d ? d.scrollHeight : 0,
+    viewportHeight: innerHeight,
+    next,
+  };
+}"#;
+
+/// At most this many elements in `GET /state`.
+const STATE_ELEMENTS: usize = 100;
+
+impl Engine {
+    /// `GET /tabs/{id}/snapshot`.
+    pub async fn snapshot(&self, tab_id: &str, request: SnapshotRequest) -> Result<Value> {
+        let tab = self.tab(tab_id)?;
+        let _turn = tab.turn(TURN_LIMIT).await?;
+        if request.format == SnapshotFormat::Json && request.offset > 0 {
+            return Err(Error::new(
+                ErrorCode::InvalidRequest,
+                "offset pages the text format only; format=json returns the whole tree",
+            ));
+        }
+        let mut out = if request.format == SnapshotFormat::Text && request.offset > 0 {
+            let cached = tab.cached_snapshot().ok_or_else(|| {
+                Error::new(
+                    ErrorCode::StaleRef,
+                    "the page changed (navigation or an action) since the snapshot was taken, or none was taken; request it again with offset=0",
+                )
+            })?;
+            let w = window(&cached.text, request.offset)?;
+            let mut v = serde_json::to_value(&w).map_err(|e| Error::internal(e.to_string()))?;
+            v["url"] = json!(cached.url);
+            v["refsCount"] = json!(cached.refs_count);
+            v
+        } else {
+            let epoch = tab.epoch();
+            let built = tab.build_snapshot().await?;
+            match request.format {
+                SnapshotFormat::Json => built.json(&tab).await,
+                SnapshotFormat::Text => {
+                    let text = built.text();
+                    let w = window(&text, 0)?;
+                    tab.cache_snapshot(CachedSnapshot {
+                        epoch,
+                        url: built.url().to_string(),
+                        text,
+                        refs_count: built.refs_count(),
+                    });
+                    let mut v =
+                        serde_json::to_value(&w).map_err(|e| Error::internal(e.to_string()))?;
+                    v["url"] = json!(built.url());
+                    v["refsCount"] = json!(built.refs_count());
+                    v
+                }
+            }
+        };
+        if request.include_screenshot {
+            let markup = DEFAULT_MARKUP.iter().map(|s| s.to_string()).collect();
+            let (shot, _, _) = take_screenshot(
+                &tab,
+                self.registry.as_ref(),
+                &CaptureOptions {
+                    markup,
+                    cursor: None,
+                },
+            )
+            .await?;
+            out["screenshot"] =
+                serde_json::to_value(&shot).map_err(|e| Error::internal(e.to_string()))?;
+        }
+        Ok(out)
+    }
+
+    /// `GET /tabs/{id}/state`: the browser-use state.
+    pub async fn state(&self, tab_id: &str) -> Result<Value> {
+        let tab = self.tab(tab_id)?;
+        let _turn = tab.turn(TURN_LIMIT).await?;
+        let frame = tab
+            .main_frame()
+            .unwrap_or_else(|| tab.target_id.inner().clone());
+        let mut attempt = 0;
+        loop {
+            let world = tab.frame_world(&frame).await?;
+            let next = tab.with_refs(|t| t.next());
+            match tab
+                .call_function(
+                    CallOn::World(world),
+                    STATE_FN,
+                    vec![json!({ "value": next }), json!({ "value": STATE_ELEMENTS })],
+                    true,
+                )
+                .await
+            {
+                Ok(v) => {
+                    let mut state = v.get("value").cloned().unwrap_or(Value::Null);
+                    let numbers: Vec<u32> = state
+                        .get("elements")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|e| e.get("index").and_then(Value::as_u64))
+                                .map(|n| n as u32)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let next = state.get("next").and_then(Value::as_u64).unwrap_or(0) as u32;
+                    tab.record_world_numbers(&frame, world, &numbers, next);
+                    if let Some(o) = state.as_object_mut() {
+                        o.remove("next");
+                    }
+                    return Ok(state);
+                }
+                Err(e) if attempt == 0 && e.code != ErrorCode::EvaluationError => {
+                    tab.with_refs(|t| t.forget_world(&frame, world));
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// `POST /tabs/{id}/state/action`: a browser-use action by element index
+    /// (`click`, `input_text` with `clear`, `scroll` by pages), run as the
+    /// matching core action so it gets a full envelope.
+    pub async fn state_action(
+        &self,
+        tab_id: &str,
+        action: &Value,
+        options: &ActionOptions,
+    ) -> Result<Envelope> {
+        let invalid = |m: String| Error::new(ErrorCode::InvalidRequest, m);
+        let kind = action.get("type").and_then(Value::as_str).ok_or_else(|| {
+            invalid("missing field \"type\" (click, input_text or scroll)".into())
+        })?;
+        let index = || {
+            action
+                .get("index")
+                .and_then(Value::as_u64)
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "{kind} needs \"index\", an element index from GET /tabs/{tab_id}/state"
+                    ))
+                })
+        };
+        let (name, params) = match kind {
+            "click" => ("click", json!({ "index": index()? })),
+            "input_text" => {
+                let text = action
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| invalid("input_text needs \"text\" (a string)".into()))?;
+                let clear = match action.get("clear") {
+                    None | Some(Value::Null) => true,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => return Err(invalid("\"clear\" must be a boolean".into())),
+                };
+                let name = if clear { "fill" } else { "type" };
+                (name, json!({ "index": index()?, "text": text }))
+            }
+            "scroll" => {
+                let down = match action.get("down") {
+                    None | Some(Value::Null) => true,
+                    Some(Value::Bool(b)) => *b,
+                    Some(_) => return Err(invalid("\"down\" must be a boolean".into())),
+                };
+                let pages = match action.get("pages") {
+                    None | Some(Value::Null) => 1.0,
+                    Some(v) => v
+                        .as_f64()
+                        .filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)
+                        .ok_or_else(|| invalid("\"pages\" must be a number in (0, 100]".into()))?,
+                };
+                let tab = self.tab(tab_id)?;
+                let height = tab
+                    .evaluate_json("innerHeight")
+                    .await?
+                    .as_f64()
+                    .unwrap_or(600.0);
+                let delta = (pages * height).round() * if down { 1.0 } else { -1.0 };
+                ("scroll", json!({ "delta_y": delta }))
+            }
+            other => {
+                return Err(invalid(format!(
+                    "unknown state action type {other:?}; use click, input_text or scroll"
+                )));
+            }
+        };
+        self.plugin_action(tab_id, name, params, options).await
+    }
+}

@@ -1,0 +1,738 @@
+//! Element refs: one id space for snapshot refs (`e7`), screenshot labels
+//! (`7`) and `GET /state` indices (`7`).
+//!
+//! A ref is bound to the element itself: each frame has an isolated world
+//! (invisible to the page's script) holding `number -> WeakRef(element)`.
+//! Numbers are never reused within a tab, and the world dies with its
+//! document, so a ref either names its own element or fails with
+//! `STALE_REF`; it can never act on another element.
+
+use std::collections::HashMap;
+
+use chromiumoxide::types::{Command, Method, MethodId};
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::plugin::{ElementBox, HostError, HostResult, Located, Rect, Target};
+use crate::tab::Tab;
+
+/// A CDP command sent as raw JSON, answered as raw JSON: the typed bindings
+/// reject enum values newer than they are (AX roles and properties grow with
+/// every Chromium release).
+#[derive(Debug, Clone)]
+pub struct RawCommand {
+    method: &'static str,
+    params: Value,
+}
+
+impl RawCommand {
+    pub fn new(method: &'static str, params: Value) -> Self {
+        RawCommand { method, params }
+    }
+}
+
+impl Serialize for RawCommand {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.params.serialize(s)
+    }
+}
+
+impl Method for RawCommand {
+    fn identifier(&self) -> MethodId {
+        self.method.into()
+    }
+}
+
+impl Command for RawCommand {
+    type Response = Value;
+}
+
+/// Where a ref's element lives.
+#[derive(Debug, Clone)]
+pub struct RefEntry {
+    pub frame_id: String,
+    /// The isolated world it was registered in; gone with the document.
+    pub context_id: i64,
+    pub backend_node_id: Option<i64>,
+}
+
+/// Per tab: the numbers handed out, and each frame's isolated world.
+#[derive(Debug)]
+pub struct RefTable {
+    next: u32,
+    entries: HashMap<u32, RefEntry>,
+    worlds: HashMap<String, i64>,
+    frame_ordinals: HashMap<String, u32>,
+    next_frame_ordinal: u32,
+}
+
+impl Default for RefTable {
+    fn default() -> Self {
+        RefTable {
+            next: 1,
+            entries: HashMap::new(),
+            worlds: HashMap::new(),
+            frame_ordinals: HashMap::new(),
+            next_frame_ordinal: 1,
+        }
+    }
+}
+
+impl RefTable {
+    pub fn next(&self) -> u32 {
+        self.next
+    }
+
+    /// Records numbers a world handed out (the world returns its new `next`).
+    pub fn record(
+        &mut self,
+        frame_id: &str,
+        context_id: i64,
+        numbers: &[(u32, Option<i64>)],
+        next: u32,
+    ) {
+        for &(n, backend) in numbers {
+            if n == 0 {
+                continue;
+            }
+            let entry = self.entries.entry(n).or_insert_with(|| RefEntry {
+                frame_id: frame_id.to_string(),
+                context_id,
+                backend_node_id: None,
+            });
+            if backend.is_some() {
+                entry.backend_node_id = backend;
+            }
+        }
+        self.next = self.next.max(next);
+    }
+
+    /// A frame committed a new document: its world and refs are gone.
+    pub fn frame_navigated(&mut self, frame_id: &str) {
+        self.worlds.remove(frame_id);
+        self.entries.retain(|_, e| e.frame_id != frame_id);
+    }
+
+    /// The main frame navigated: every frame's document is gone.
+    pub fn page_navigated(&mut self) {
+        self.worlds.clear();
+        self.entries.clear();
+    }
+
+    pub fn ordinal(&mut self, frame_id: &str, is_main: bool) -> u32 {
+        if is_main {
+            return 0;
+        }
+        if let Some(&n) = self.frame_ordinals.get(frame_id) {
+            return n;
+        }
+        let n = self.next_frame_ordinal;
+        self.next_frame_ordinal += 1;
+        self.frame_ordinals.insert(frame_id.to_string(), n);
+        n
+    }
+
+    pub fn ordinal_of(&self, frame_id: &str) -> u32 {
+        self.frame_ordinals.get(frame_id).copied().unwrap_or(0)
+    }
+
+    pub fn entry(&self, n: u32) -> Option<RefEntry> {
+        self.entries.get(&n).cloned()
+    }
+
+    pub fn world(&self, frame_id: &str) -> Option<i64> {
+        self.worlds.get(frame_id).copied()
+    }
+
+    pub fn set_world(&mut self, frame_id: &str, context_id: i64) {
+        self.worlds.insert(frame_id.to_string(), context_id);
+    }
+
+    pub fn forget_world(&mut self, frame_id: &str, context_id: i64) {
+        if self.worlds.get(frame_id) == Some(&context_id) {
+            self.worlds.remove(frame_id);
+        }
+    }
+}
+
+/// `e7` -> (None, 7); `f1e7` -> (Some(1), 7).
+pub fn parse_ref(text: &str) -> Option<(Option<u32>, u32)> {
+    let (frame, rest) = match text.strip_prefix('f') {
+        Some(rest) => {
+            let split = rest.find('e')?;
+            (Some(rest[..split].parse().ok()?), &rest[split..])
+        }
+        None => (None, text),
+    };
+    let n: u32 = rest.strip_prefix('e')?.parse().ok()?;
+    (n > 0).then_some((frame, n))
+}
+
+/// The ref text for number `n` in a frame (`e7` in the top document).
+pub fn ref_text(frame_ordinal: u32, n: u32) -> String {
+    if frame_ordinal == 0 {
+        format!("e{n}")
+    } else {
+        format!("f{frame_ordinal}e{n}")
+    }
+}
+
+/// Installed lazily in each isolated world.
+pub const REGISTRY_JS: &str =
+    "(globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }))";
+
+/// `(next, ...elements) -> { ids, next }`: numbers for elements, new ones
+/// from `next` on.
+const REGISTER_FN: &str = r#"function(next, ...els) {
+  const R = (globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }));
+  const ids = els.map(el => {
+    if (!el || el.nodeType !== 1) return 0;
+    let n = R.ids.get(el);
+    if (!n) { n = next++; R.ids.set(el, n); R.byId.set(n, new WeakRef(el)); }
+    return n;
+  });
+  return { ids, next };
+}"#;
+
+/// Centre of the element's visible part after scrolling it into view, or
+/// why it can't be acted on.
+const LOCATE_FN: &str = r#"function() {
+  if (!this.isConnected) return { state: 'stale' };
+  const visibleBox = () => {
+    const r = this.getBoundingClientRect();
+    const s = getComputedStyle(this);
+    const hidden = r.width <= 0 || r.height <= 0 || s.visibility === 'hidden' || s.display === 'none';
+    return { r, hidden };
+  };
+  let { r, hidden } = visibleBox();
+  if (hidden) return { state: 'hidden', tag: this.tagName.toLowerCase() };
+  const inside = r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
+  if (!inside) {
+    this.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    r = this.getBoundingClientRect();
+  }
+  const left = Math.max(r.left, 0), top = Math.max(r.top, 0);
+  const right = Math.min(r.right, innerWidth), bottom = Math.min(r.bottom, innerHeight);
+  if (right <= left || bottom <= top) return { state: 'outside', tag: this.tagName.toLowerCase() };
+  const cx = (left + right) / 2, cy = (top + bottom) / 2;
+  const root = this.getRootNode();
+  const hit = (root && root.elementFromPoint ? root : document).elementFromPoint(cx, cy);
+  const ok = hit && (hit === this || this.contains(hit) || (hit.control && hit.control === this) || (this.labels && Array.from(this.labels).includes(hit)));
+  const describe = (el) => el ? el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '') : 'nothing';
+  const text = String(this.innerText || this.value || this.getAttribute('aria-label') || '').trim().slice(0, 200);
+  return { state: ok ? 'ok' : 'covered', covering: ok ? null : describe(hit), x: cx, y: cy,
+    rect: { x: r.x, y: r.y, width: r.width, height: r.height }, tag: this.tagName.toLowerCase(), text,
+    in_viewport: true };
+}"#;
+
+/// Focus, then select everything or put the caret at the end.
+const FOCUS_FN: &str = r#"function(selectAll) {
+  if (!this.isConnected) return { state: 'stale' };
+  const tag = this.tagName.toLowerCase();
+  const textInput = tag === 'textarea' || (tag === 'input' && !/^(checkbox|radio|button|submit|reset|image|file|color|range|hidden)$/i.test(this.type));
+  const editable = textInput || this.isContentEditable;
+  if (selectAll && !editable) return { state: 'not_editable', tag, type: this.type || null };
+  if ((this.disabled || this.readOnly) && editable) return { state: 'disabled', tag };
+  this.focus();
+  const active = this.getRootNode().activeElement;
+  if (active !== this && !this.contains(active)) return { state: 'not_focusable', tag };
+  if (textInput) {
+    if (selectAll) this.select();
+    else { try { const n = this.value.length; this.setSelectionRange(n, n); } catch (e) {} }
+  } else if (this.isContentEditable) {
+    const range = document.createRange();
+    range.selectNodeContents(this);
+    if (!selectAll) range.collapse(false);
+    const sel = getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+  }
+  const r = this.getBoundingClientRect();
+  return { state: 'ok', rect: { x: r.x, y: r.y, width: r.width, height: r.height }, tag,
+    text: String(this.value || this.innerText || '').slice(0, 200) };
+}"#;
+
+/// First match of a selector, searching open shadow roots when the document
+/// itself has none.
+const SELECT_FN: &str = r#"function(sel) {
+  let found;
+  try { found = document.querySelector(sel); } catch (e) { return { error: 'invalid selector ' + JSON.stringify(sel) + ': ' + e.message }; }
+  if (found) return found;
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) {
+        const hit = el.shadowRoot.querySelector(sel) || walk(el.shadowRoot);
+        if (hit) return hit;
+      }
+    }
+    return null;
+  };
+  return walk(document);
+}"#;
+
+impl Tab {
+    /// The frame's isolated world, created on first use.
+    pub async fn frame_world(&self, frame_id: &str) -> Result<i64> {
+        if let Some(id) = self.with_refs(|t| t.world(frame_id)) {
+            return Ok(id);
+        }
+        let created = self
+            .raw(
+                "Page.createIsolatedWorld",
+                json!({ "frameId": frame_id, "worldName": "wabp-refs" }),
+            )
+            .await?;
+        let id = created
+            .get("executionContextId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| Error::internal("createIsolatedWorld returned no context"))?;
+        self.with_refs(|t| t.set_world(frame_id, id));
+        Ok(id)
+    }
+
+    /// Sends a raw CDP command to this tab's session.
+    /// Like every page command, it gives up when a dialog opens meanwhile.
+    pub async fn raw(&self, method: &'static str, params: Value) -> Result<Value> {
+        self.execute_unless_dialog(RawCommand::new(method, params), false)
+            .await?
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "a dialog opened (or the tab closed) during {method}; accept or dismiss it first (POST /tabs/{}/dialog/accept)",
+                        self.id
+                    ),
+                )
+            })
+    }
+
+    /// `Runtime.callFunctionOn` in a world or on an object.
+    pub async fn call_function(
+        &self,
+        on: CallOn<'_>,
+        function: &str,
+        arguments: Vec<Value>,
+        by_value: bool,
+    ) -> Result<Value> {
+        let mut params = json!({
+            "functionDeclaration": function,
+            "arguments": arguments,
+            "returnByValue": by_value,
+            "awaitPromise": false,
+        });
+        match on {
+            CallOn::World(id) => params["executionContextId"] = json!(id),
+            CallOn::Object(id) => params["objectId"] = json!(id),
+        }
+        let response = self.raw("Runtime.callFunctionOn", params).await?;
+        if let Some(exception) = response.get("exceptionDetails") {
+            let text = exception
+                .pointer("/exception/description")
+                .and_then(Value::as_str)
+                .or_else(|| exception.get("text").and_then(Value::as_str))
+                .unwrap_or("exception");
+            return Err(Error::new(ErrorCode::EvaluationError, text.to_string()));
+        }
+        Ok(response.get("result").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Numbers for elements given by backend node id, registering new ones.
+    /// Unresolvable nodes get `None`.
+    pub async fn register_backend_nodes(
+        &self,
+        frame_id: &str,
+        backend_ids: &[i64],
+    ) -> Result<Vec<Option<u32>>> {
+        if backend_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let world = self.frame_world(frame_id).await?;
+        let group = format!("wabp-register-{}", self.id);
+        // Resolving one node per round trip is the cost of binding a ref to
+        // the node itself; pipeline them.
+        let objects: Vec<Value> = futures::stream::iter(backend_ids.iter().copied())
+            .map(|id| {
+                self.raw(
+                    "DOM.resolveNode",
+                    json!({ "backendNodeId": id, "executionContextId": world, "objectGroup": group }),
+                )
+            })
+            .buffered(256)
+            .map(|r| {
+                r.ok()
+                    .and_then(|v| v.pointer("/object/objectId").cloned())
+                    .map(|id| json!({ "objectId": id }))
+                    .unwrap_or_else(|| json!({ "value": null }))
+            })
+            .collect()
+            .await;
+        let next = self.with_refs(|t| t.next());
+        let mut arguments = vec![json!({ "value": next })];
+        arguments.extend(objects);
+        let result = self
+            .call_function(CallOn::World(world), REGISTER_FN, arguments, true)
+            .await;
+        let _ = self
+            .raw(
+                "Runtime.releaseObjectGroup",
+                json!({ "objectGroup": group }),
+            )
+            .await;
+        let value = result?;
+        let value = value.get("value").cloned().unwrap_or(Value::Null);
+        let ids: Vec<u32> = value
+            .get("ids")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().map(|v| v.as_u64().unwrap_or(0) as u32).collect())
+            .unwrap_or_default();
+        let new_next = value
+            .get("next")
+            .and_then(Value::as_u64)
+            .unwrap_or(next as u64) as u32;
+        let pairs: Vec<(u32, Option<i64>)> = ids
+            .iter()
+            .zip(backend_ids)
+            .map(|(&n, &b)| (n, Some(b)))
+            .collect();
+        self.with_refs(|t| t.record(frame_id, world, &pairs, new_next));
+        Ok(ids.into_iter().map(|n| (n > 0).then_some(n)).collect())
+    }
+
+    /// Records numbers a script in the main frame's world handed out itself
+    /// (screenshot markup, `GET /state`).
+    pub fn record_world_numbers(&self, frame_id: &str, world: i64, numbers: &[u32], next: u32) {
+        let pairs: Vec<(u32, Option<i64>)> = numbers.iter().map(|&n| (n, None)).collect();
+        self.with_refs(|t| t.record(frame_id, world, &pairs, next));
+    }
+
+    /// The remote object of a target's element, or why there is none.
+    async fn target_object(&self, target: &Target) -> HostResult<(String, String)> {
+        match target {
+            Target::Ref(text) => {
+                let (frame_ordinal, n) = parse_ref(text).ok_or_else(|| {
+                    HostError::Invalid(format!(
+                        "ref {text:?} is not a ref; refs look like e7 (or f1e7 inside a frame)"
+                    ))
+                })?;
+                let (entry, next) = self.with_refs(|t| (t.entry(n), t.next()));
+                let Some(entry) = entry else {
+                    return Err(if n < next {
+                        HostError::StaleRef(format!(
+                            "ref {text} is stale: its page or frame has navigated since; take a new snapshot (GET /tabs/{}/snapshot)",
+                            self.id
+                        ))
+                    } else {
+                        HostError::Invalid(format!(
+                            "no element has ref {text} in this tab; refs come from GET /tabs/{}/snapshot or screenshot labels",
+                            self.id
+                        ))
+                    });
+                };
+                if let Some(f) = frame_ordinal {
+                    let actual = self.with_refs(|t| t.ordinal_of(&entry.frame_id));
+                    if f != actual {
+                        return Err(HostError::Invalid(format!(
+                            "ref {text} names frame f{f}, but element {n} is in {}",
+                            if actual == 0 {
+                                "the top document".to_string()
+                            } else {
+                                format!("frame f{actual}")
+                            }
+                        )));
+                    }
+                }
+                let found = self
+                    .call_function(
+                        CallOn::World(entry.context_id),
+                        "function(n) { const R = globalThis.__wabpRefs; const el = R && R.byId.get(n) && R.byId.get(n).deref(); return el && el.isConnected ? el : null; }",
+                        vec![json!({ "value": n })],
+                        false,
+                    )
+                    .await;
+                let stale = || {
+                    HostError::StaleRef(format!(
+                        "ref {text} is stale: its element is no longer in the page; take a new snapshot (GET /tabs/{}/snapshot)",
+                        self.id
+                    ))
+                };
+                match found {
+                    Ok(object) => match object.get("objectId").and_then(Value::as_str) {
+                        Some(id) => Ok((id.to_string(), entry.frame_id)),
+                        None => Err(stale()),
+                    },
+                    // The world died with its document.
+                    Err(_) => {
+                        self.with_refs(|t| t.forget_world(&entry.frame_id, entry.context_id));
+                        Err(stale())
+                    }
+                }
+            }
+            Target::Selector(selector) => {
+                let frame = self
+                    .main_frame()
+                    .unwrap_or_else(|| self.target_id.inner().clone());
+                let world = self.frame_world(&frame).await?;
+                let object = match self
+                    .call_function(
+                        CallOn::World(world),
+                        SELECT_FN,
+                        vec![json!({ "value": selector })],
+                        false,
+                    )
+                    .await
+                {
+                    Ok(o) => o,
+                    Err(e) => {
+                        self.with_refs(|t| t.forget_world(&frame, world));
+                        return Err(e.into());
+                    }
+                };
+                if object.get("subtype").and_then(Value::as_str) == Some("null") {
+                    return Err(HostError::SelectorNotFound(format!(
+                        "no element matches selector {selector:?}"
+                    )));
+                }
+                if object.get("subtype").and_then(Value::as_str) != Some("node") {
+                    let id = object.get("objectId").and_then(Value::as_str).unwrap_or("");
+                    let detail = self
+                        .call_function(
+                            CallOn::Object(id),
+                            "function() { return this.error; }",
+                            vec![],
+                            true,
+                        )
+                        .await
+                        .ok()
+                        .and_then(|v| v.get("value").and_then(Value::as_str).map(str::to_string))
+                        .unwrap_or_else(|| format!("invalid selector {selector:?}"));
+                    return Err(HostError::Invalid(detail));
+                }
+                let id = object.get("objectId").and_then(Value::as_str).unwrap_or("");
+                Ok((id.to_string(), frame))
+            }
+        }
+    }
+
+    fn describe_target(target: &Target) -> String {
+        match target {
+            Target::Ref(r) => format!("ref {r}"),
+            Target::Selector(s) => format!("selector {s:?}"),
+        }
+    }
+
+    pub async fn locate_target(&self, target: &Target) -> HostResult<Located> {
+        let (object, frame) = self.target_object(target).await?;
+        let value = self
+            .call_function(CallOn::Object(&object), LOCATE_FN, vec![], true)
+            .await?;
+        let value = value.get("value").cloned().unwrap_or(Value::Null);
+        let what = Self::describe_target(target);
+        let tag = value
+            .get("tag")
+            .and_then(Value::as_str)
+            .unwrap_or("element");
+        match value.get("state").and_then(Value::as_str) {
+            Some("ok") => {}
+            Some("stale") => {
+                return Err(HostError::StaleRef(format!(
+                    "{what} is stale: its element left the page; take a new snapshot"
+                )));
+            }
+            Some("hidden") | Some("outside") => {
+                return Err(HostError::ElementNotVisible(format!(
+                    "{what} ({tag}) is not visible: it has no rendered box or is hidden"
+                )));
+            }
+            Some("covered") => {
+                let by = value
+                    .get("covering")
+                    .and_then(Value::as_str)
+                    .unwrap_or("another element");
+                return Err(HostError::ElementNotInteractable(format!(
+                    "{what} ({tag}) is covered by {by} at its centre; a click there would reach that instead"
+                )));
+            }
+            _ => return Err(HostError::Failed(format!("could not locate {what}"))),
+        }
+        let num = |o: &Value, k: &str| o.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        let rect_value = value.get("rect").cloned().unwrap_or(Value::Null);
+        let mut rect = Rect {
+            x: num(&rect_value, "x"),
+            y: num(&rect_value, "y"),
+            width: num(&rect_value, "width"),
+            height: num(&rect_value, "height"),
+        };
+        let (mut x, mut y) = (num(&value, "x"), num(&value, "y"));
+        // Inside a frame the script sees frame coordinates: shift by where
+        // the frame's content box sits in the top-level viewport.
+        if Some(&frame) != self.main_frame().as_ref() {
+            let (dx, dy) = self.frame_offset(&frame).await?;
+            x += dx;
+            y += dy;
+            rect.x += dx;
+            rect.y += dy;
+        }
+        Ok(Located {
+            x,
+            y,
+            element: ElementBox {
+                rect,
+                tag: tag.to_string(),
+                visible: true,
+                in_viewport: true,
+                text: value
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            },
+        })
+    }
+
+    /// Top-left of a child frame's content box in top-level viewport
+    /// coordinates.
+    pub async fn frame_offset(&self, frame_id: &str) -> Result<(f64, f64)> {
+        let owner = self
+            .raw("DOM.getFrameOwner", json!({ "frameId": frame_id }))
+            .await?;
+        let backend = owner
+            .get("backendNodeId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| Error::internal("frame has no owner element"))?;
+        let model = self
+            .raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
+            .await?;
+        let content = model
+            .pointer("/model/content")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Error::internal("frame owner has no box"))?;
+        let at = |i: usize| content.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+        Ok((at(0), at(1)))
+    }
+
+    pub async fn focus_target(&self, target: &Target, select_all: bool) -> HostResult<ElementBox> {
+        let (object, _) = self.target_object(target).await?;
+        let value = self
+            .call_function(
+                CallOn::Object(&object),
+                FOCUS_FN,
+                vec![json!({ "value": select_all })],
+                true,
+            )
+            .await?;
+        let value = value.get("value").cloned().unwrap_or(Value::Null);
+        let what = Self::describe_target(target);
+        let tag = value
+            .get("tag")
+            .and_then(Value::as_str)
+            .unwrap_or("element");
+        match value.get("state").and_then(Value::as_str) {
+            Some("ok") => {}
+            Some("stale") => {
+                return Err(HostError::StaleRef(format!(
+                    "{what} is stale; take a new snapshot"
+                )));
+            }
+            Some("not_editable") => {
+                let kind = value
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .map(|t| format!(" type={t}"))
+                    .unwrap_or_default();
+                return Err(HostError::ElementNotInteractable(format!(
+                    "{what} is a {tag}{kind}, not a text field or editable element; fill replaces text only (use click, or POST /select for a <select>)"
+                )));
+            }
+            Some("disabled") => {
+                return Err(HostError::ElementNotInteractable(format!(
+                    "{what} ({tag}) is disabled or read-only"
+                )));
+            }
+            Some("not_focusable") => {
+                return Err(HostError::ElementNotInteractable(format!(
+                    "{what} ({tag}) can't take focus"
+                )));
+            }
+            _ => return Err(HostError::Failed(format!("could not focus {what}"))),
+        }
+        let num = |o: &Value, k: &str| o.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        let r = value.get("rect").cloned().unwrap_or(Value::Null);
+        Ok(ElementBox {
+            rect: Rect {
+                x: num(&r, "x"),
+                y: num(&r, "y"),
+                width: num(&r, "width"),
+                height: num(&r, "height"),
+            },
+            tag: tag.to_string(),
+            visible: true,
+            in_viewport: true,
+            text: value
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        })
+    }
+
+    pub async fn dispatch_change_on(&self, target: &Target) -> HostResult<()> {
+        let (object, _) = self.target_object(target).await?;
+        self.call_function(
+            CallOn::Object(&object),
+            "function() { this.dispatchEvent(new Event('change', { bubbles: true })); }",
+            vec![],
+            true,
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+/// What `Runtime.callFunctionOn` runs against.
+#[derive(Debug, Clone, Copy)]
+pub enum CallOn<'a> {
+    World(i64),
+    Object(&'a str),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refs_parse_and_print() {
+        assert_eq!(parse_ref("e7"), Some((None, 7)));
+        assert_eq!(parse_ref("f2e13"), Some((Some(2), 13)));
+        for bad in ["7", "e", "e0", "fe1", "x1", "e-1", "f1", ""] {
+            assert_eq!(parse_ref(bad), None, "{bad}");
+        }
+        assert_eq!(ref_text(0, 7), "e7");
+        assert_eq!(ref_text(3, 7), "f3e7");
+    }
+
+    #[test]
+    fn numbers_are_never_reused_after_navigation() {
+        let mut t = RefTable::default();
+        t.record("main", 1, &[(1, Some(10)), (2, None)], 3);
+        assert!(t.entry(1).is_some());
+        t.page_navigated();
+        assert!(t.entry(1).is_none());
+        assert_eq!(t.next(), 3, "a stale number must never name a new element");
+        t.record("child", 2, &[(3, None)], 4);
+        t.frame_navigated("child");
+        assert!(t.entry(3).is_none());
+        assert_eq!(t.next(), 4);
+    }
+
+    #[test]
+    fn frame_ordinals_are_stable() {
+        let mut t = RefTable::default();
+        assert_eq!(t.ordinal("main", true), 0);
+        assert_eq!(t.ordinal("a", false), 1);
+        assert_eq!(t.ordinal("b", false), 2);
+        assert_eq!(t.ordinal("a", false), 1);
+        assert_eq!(t.ordinal_of("b"), 2);
+    }
+}

@@ -1,0 +1,664 @@
+//! Reading pages for agents: accessibility snapshots with refs, targeting by
+//! ref, selector and index, the browser-use state, frames and shadow DOM,
+//! and per-user isolation. Real Chromium, real HTTP.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{block_on, shared};
+use serde_json::{Value, json};
+
+const QUIET: &str = "none";
+
+/// The ref of the first snapshot line containing `needle`.
+fn ref_on_line(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
+    let start = line.find(" [").expect("a ref") + 2;
+    let end = start + line[start..].find(']').unwrap();
+    let r = &line[start..end];
+    assert!(r.contains('e'), "not a ref: {r} in {line}");
+    r.to_string()
+}
+
+fn number_of(r: &str) -> u64 {
+    r.rsplit('e').next().unwrap().parse().unwrap()
+}
+
+async fn snapshot(h: &common::Harness, tab: &str, query: &str) -> Value {
+    let (status, body) = h.get(&format!("/tabs/{tab}/snapshot{query}")).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+async fn act(h: &common::Harness, tab: &str, action: &str, mut params: Value) -> (u16, Value) {
+    params["screenshot"] = json!({ "area": QUIET });
+    h.post(&format!("/tabs/{tab}/{action}"), params).await
+}
+
+#[test]
+fn snapshot_lists_a_labelled_form_with_refs() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/form").await;
+        let body = snapshot(h, &tab, "").await;
+        let text = body["snapshot"].as_str().unwrap();
+        assert!(body["url"].as_str().unwrap().ends_with("/form"), "{body}");
+        assert_eq!(body["truncated"], false);
+        assert_eq!(body["hasMore"], false);
+        assert_eq!(
+            body["totalChars"].as_u64().unwrap() as usize,
+            text.chars().count()
+        );
+        assert!(text.contains("- heading \"Sign up\" [level=1]"), "{text}");
+        let email = text
+            .lines()
+            .find(|l| l.contains("textbox \"Email\""))
+            .expect(text);
+        assert!(
+            email.contains("\"old@example.com\""),
+            "value shown: {email}"
+        );
+        for needle in [
+            "textbox \"Email\"",
+            "textbox \"Name\"",
+            "checkbox \"I agree\"",
+            "button \"Submit\"",
+            "combobox \"Country\"",
+            "button \"Far button\"",
+        ] {
+            let r = ref_on_line(text, needle);
+            assert!(r.starts_with('e'), "{needle}: {r}");
+        }
+        // Hidden elements are not in the tree; picker-like fields are left out.
+        assert!(!text.contains("Hidden"), "{text}");
+        assert!(!text.contains("Pick a date"), "{text}");
+        let refs = text.matches(" [e").count();
+        assert_eq!(body["refsCount"].as_u64().unwrap() as usize, refs, "{text}");
+        assert!(refs >= 7, "{text}");
+
+        // The same elements keep their numbers in the next snapshot.
+        let again = snapshot(h, &tab, "").await;
+        let again = again["snapshot"].as_str().unwrap();
+        assert_eq!(
+            ref_on_line(text, "button \"Submit\""),
+            ref_on_line(again, "button \"Submit\"")
+        );
+
+        // JSON: the Aleph shape, with boxes for elements with refs.
+        let json_body = snapshot(h, &tab, "?format=json").await;
+        assert_eq!(json_body["page_title"], "Form");
+        assert!(json_body["page_url"].as_str().unwrap().ends_with("/form"));
+        let mut flat = Vec::new();
+        fn walk(v: &Value, out: &mut Vec<Value>) {
+            for e in v.as_array().into_iter().flatten() {
+                out.push(e.clone());
+                walk(&e["children"], out);
+            }
+        }
+        walk(&json_body["elements"], &mut flat);
+        let submit = flat
+            .iter()
+            .find(|e| e["role"] == "button" && e["name"] == "Submit")
+            .expect("submit in json");
+        assert_eq!(
+            submit["ref_id"].as_str().unwrap(),
+            ref_on_line(text, "button \"Submit\"")
+        );
+        let (x, y) = h.center(&tab, "#submit").await;
+        let b = &submit["bounds"];
+        let (bx, by, bw, bh) = (
+            b["x"].as_f64().unwrap(),
+            b["y"].as_f64().unwrap(),
+            b["width"].as_f64().unwrap(),
+            b["height"].as_f64().unwrap(),
+        );
+        assert!(
+            bx < x && x < bx + bw && by < y && y < by + bh,
+            "bounds {b} vs centre {x},{y}"
+        );
+        let email = flat
+            .iter()
+            .find(|e| e["role"] == "textbox" && e["name"] == "Email")
+            .unwrap();
+        assert_eq!(email["value"], "old@example.com");
+
+        // includeScreenshot adds the labelled capture.
+        let with_shot = snapshot(h, &tab, "?includeScreenshot=true").await;
+        let (w, hgt, _) = common::decode_screenshot(&with_shot["screenshot"]);
+        assert!(w > 100 && hgt > 100);
+
+        for bad in [
+            "?offset=abc",
+            "?format=xml",
+            "?includeScreenshot=maybe",
+            "?format=json&offset=10",
+        ] {
+            let (status, body) = h.get(&format!("/tabs/{tab}/snapshot{bad}")).await;
+            assert_eq!(status, 400, "{bad}: {body}");
+            assert!(
+                body["error"].as_str().is_some_and(|e| !e.is_empty()),
+                "{body}"
+            );
+        }
+        let (status, _) = h.get("/tabs/tab_nope/snapshot").await;
+        assert_eq!(status, 404);
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn refs_click_fill_and_type_their_own_elements() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/form").await;
+        let text = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let email = ref_on_line(&text, "textbox \"Email\"");
+        let name = ref_on_line(&text, "textbox \"Name\"");
+        let agree = ref_on_line(&text, "checkbox \"I agree\"");
+        let submit = ref_on_line(&text, "button \"Submit\"");
+
+        // fill replaces the value and fires input and change.
+        let (status, body) = act(
+            h,
+            &tab,
+            "fill",
+            json!({ "ref": email, "text": "new@example.org" }),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('email').value").await,
+            "new@example.org"
+        );
+        let log = h.eval(&tab, "window.log.join(',')").await;
+        assert!(
+            log.as_str().unwrap().contains("input:email")
+                && log.as_str().unwrap().contains("change:email"),
+            "{log}"
+        );
+
+        // type appends.
+        let (status, body) =
+            act(h, &tab, "type", json!({ "ref": name, "text": " Lovelace" })).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('name').value").await,
+            "Ada Lovelace"
+        );
+
+        // fill with "" clears.
+        let (status, body) = act(h, &tab, "fill", json!({ "ref": name, "text": "" })).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('name').value").await,
+            ""
+        );
+
+        let (status, body) = act(h, &tab, "click", json!({ "ref": agree })).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('agree').checked")
+                .await,
+            true
+        );
+
+        let (status, body) = act(h, &tab, "click", json!({ "ref": submit })).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('out').textContent")
+                .await,
+            "submitted new@example.org"
+        );
+
+        // fill on a checkbox is refused, naming why.
+        let (status, body) = act(h, &tab, "fill", json!({ "ref": agree, "text": "x" })).await;
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(body["code"], "ELEMENT_NOT_INTERACTABLE", "{body}");
+
+        // A ref that was never handed out, and one that is malformed.
+        let (status, body) = act(h, &tab, "click", json!({ "ref": "e999999" })).await;
+        assert_eq!(status, 400, "{body}");
+        let (status, body) = act(h, &tab, "click", json!({ "ref": "button" })).await;
+        assert_eq!(status, 400, "{body}");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn stale_refs_answer_409_and_act_on_nothing() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/form").await;
+        let text = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let submit = ref_on_line(&text, "button \"Submit\"");
+
+        // The element is replaced by a look-alike at the same place.
+        h.eval(&tab, "(() => { const old = document.getElementById('submit'); const b = document.createElement('button'); b.id = 'submit'; b.type = 'button'; b.textContent = 'Submit'; b.onclick = () => window.log.push('lookalike clicked'); old.replaceWith(b); })()").await;
+        let (status, body) = act(h, &tab, "click", json!({ "ref": submit })).await;
+        assert_eq!(status, 409, "{body}");
+        assert_eq!(body["code"], "STALE_REF");
+        assert!(
+            body["error"].as_str().unwrap().contains("snapshot"),
+            "{body}"
+        );
+        assert_eq!(
+            h.eval(&tab, "window.log.join(',')").await,
+            "",
+            "nothing was clicked"
+        );
+
+        // After navigation every old ref is stale, even where the new page
+        // has the same element.
+        let fresh = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let agree = ref_on_line(&fresh, "checkbox \"I agree\"");
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": h.url("/form"), "screenshot": { "area": QUIET } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = act(h, &tab, "click", json!({ "ref": agree })).await;
+        assert_eq!(status, 409, "{body}");
+        assert_eq!(body["code"], "STALE_REF");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('agree').checked")
+                .await,
+            false
+        );
+
+        // The new snapshot numbers the new page's elements afresh.
+        let newer = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(number_of(&ref_on_line(&newer, "checkbox \"I agree\"")) > number_of(&agree));
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn selectors_scroll_into_view_and_fail_loudly() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/form").await;
+        assert_eq!(h.eval(&tab, "scrollY").await, 0);
+        let (status, body) = act(h, &tab, "click", json!({ "selector": "#far" })).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('far').textContent")
+                .await,
+            "far clicked"
+        );
+        assert!(
+            h.eval(&tab, "scrollY").await.as_f64().unwrap() > 1000.0,
+            "scrolled into view"
+        );
+
+        let cases = [
+            (json!({ "selector": "#nope" }), 404, "SELECTOR_NOT_FOUND"),
+            (json!({ "selector": "#hidden" }), 400, "ELEMENT_NOT_VISIBLE"),
+            (json!({ "selector": "##" }), 400, "INVALID_REQUEST"),
+            (
+                json!({ "selector": "#far", "ref": "e1" }),
+                400,
+                "INVALID_REQUEST",
+            ),
+        ];
+        for (params, status, code) in cases {
+            let (got, body) = act(h, &tab, "click", params.clone()).await;
+            assert_eq!(
+                (got, body["code"].as_str().unwrap_or("")),
+                (status, code),
+                "{params}: {body}"
+            );
+        }
+        // Covered: the click would reach the overlay, so it is refused.
+        h.eval(&tab, "scrollTo(0, 0)").await;
+        let (status, body) = act(h, &tab, "click", json!({ "selector": "#covered" })).await;
+        assert_eq!(
+            (status, body["code"].as_str().unwrap_or("")),
+            (400, "ELEMENT_NOT_INTERACTABLE"),
+            "{body}"
+        );
+        assert_eq!(
+            h.eval(&tab, "window.log.includes('covered clicked')").await,
+            false
+        );
+
+        // hover and scroll take targets too.
+        let (status, body) = act(h, &tab, "hover", json!({ "selector": "#submit" })).await;
+        assert_eq!(status, 200, "{body}");
+        let (status, body) = act(
+            h,
+            &tab,
+            "fill",
+            json!({ "selector": "#email", "text": "sel@example.com" }),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('email').value").await,
+            "sel@example.com"
+        );
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn state_indices_are_refs_and_drive_actions() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/form").await;
+        let (status, state) = h.get(&format!("/tabs/{tab}/state")).await;
+        assert_eq!(status, 200, "{state}");
+        assert_eq!(state["title"], "Form");
+        assert!(state["url"].as_str().unwrap().ends_with("/form"));
+        assert!(state["textContent"].as_str().unwrap().contains("Sign up"));
+        assert!(state["viewportHeight"].as_f64().unwrap() > 0.0);
+        assert!(state["scrollHeight"].as_f64().unwrap() > 2000.0);
+        let elements = state["elements"].as_array().unwrap();
+        let by_id = |id: &str| {
+            elements
+                .iter()
+                .find(|e| e["id"] == id)
+                .unwrap_or_else(|| panic!("{id} in {state}"))
+                .clone()
+        };
+        let email = by_id("email");
+        assert_eq!(email["tag"], "input");
+        assert_eq!(email["type"], "email");
+        assert_eq!(email["value"], "old@example.com");
+        assert_eq!(by_id("name")["placeholder"], "Your name");
+        assert!(
+            elements.iter().all(|e| e["id"] != "hidden"),
+            "invisible elements are left out"
+        );
+
+        // One id space: the snapshot's ref for the same element has the same number.
+        let text = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            number_of(&ref_on_line(&text, "checkbox \"I agree\"")),
+            by_id("agree")["index"].as_u64().unwrap()
+        );
+
+        let (status, body) = h.post(&format!("/tabs/{tab}/state/action"), json!({ "type": "click", "index": by_id("agree")["index"], "screenshot": { "area": QUIET } })).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["success"], true);
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('agree').checked")
+                .await,
+            true
+        );
+
+        let (status, body) = h.post(&format!("/tabs/{tab}/state/action"), json!({ "action": { "type": "input_text", "index": by_id("name")["index"], "text": "Grace" }, "screenshot": { "area": QUIET } })).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('name').value").await,
+            "Grace"
+        );
+        let (status, body) = h.post(&format!("/tabs/{tab}/state/action"), json!({ "type": "input_text", "index": by_id("name")["index"], "text": " Hopper", "clear": false, "screenshot": { "area": QUIET } })).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('name').value").await,
+            "Grace Hopper"
+        );
+
+        let (status, body) = h.post(&format!("/tabs/{tab}/state/action"), json!({ "type": "scroll", "down": true, "pages": 1, "screenshot": { "area": QUIET } })).await;
+        assert_eq!(status, 200, "{body}");
+        let height = state["viewportHeight"].as_f64().unwrap();
+        let scrolled = common::eventually(Duration::from_secs(3), || async {
+            let y = h.eval(&tab, "scrollY").await.as_f64().unwrap();
+            (y >= height * 0.9).then_some(y)
+        })
+        .await;
+        assert!(scrolled.is_some(), "scrolled about one page");
+
+        for bad in [
+            json!({}),
+            json!({ "type": "click" }),
+            json!({ "type": "teleport" }),
+            json!({ "type": "scroll", "pages": -1 }),
+        ] {
+            let (status, body) = h
+                .post(&format!("/tabs/{tab}/state/action"), bad.clone())
+                .await;
+            assert_eq!(status, 400, "{bad}: {body}");
+        }
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn large_snapshots_page_with_the_tail_on_every_window() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/big?n=3000").await;
+        let first = snapshot(h, &tab, "").await;
+        let total = first["totalChars"].as_u64().unwrap() as usize;
+        assert!(total > 160_000, "{total}");
+        assert_eq!(first["truncated"], true);
+        assert_eq!(first["hasMore"], true);
+        let text = first["snapshot"].as_str().unwrap();
+        assert!(text.chars().count() <= 80_000);
+        assert!(text.contains("Item 00000"));
+        // The tail (footer link) is on every window.
+        assert!(text.contains("link \"Next page\""), "tail missing");
+        let mut offset = first["nextOffset"].as_u64().unwrap();
+        let mut windows = 1;
+        let mut last_item = String::new();
+        loop {
+            let w = snapshot(h, &tab, &format!("?offset={offset}")).await;
+            windows += 1;
+            let s = w["snapshot"].as_str().unwrap();
+            assert!(s.chars().count() <= 80_000);
+            assert!(
+                s.contains("link \"Next page\""),
+                "tail missing from window {windows}"
+            );
+            assert_eq!(w["totalChars"].as_u64().unwrap() as usize, total);
+            if let Some(l) = s.lines().rev().find(|l| l.contains("link \"Item ")) {
+                last_item = l.to_string();
+            }
+            match w["nextOffset"].as_u64() {
+                Some(next) => {
+                    assert!(next > offset);
+                    assert_eq!(w["hasMore"], true);
+                    offset = next;
+                }
+                None => {
+                    assert_eq!(w["hasMore"], false);
+                    break;
+                }
+            }
+            assert!(windows < 20, "pagination does not end");
+        }
+        assert!(windows >= 3, "{windows}");
+        assert!(last_item.contains("Item 02999"), "{last_item}");
+
+        // Any action invalidates the cache: paging on would be inconsistent.
+        let (status, _) = act(h, &tab, "scroll", json!({ "delta_y": 100 })).await;
+        assert_eq!(status, 200);
+        let (status, body) = h
+            .get(&format!("/tabs/{tab}/snapshot?offset={offset}"))
+            .await;
+        assert_eq!(status, 409, "{body}");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn frames_and_shadow_roots_are_reachable() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/frames").await;
+        // Frames load after the top document; wait for both buttons.
+        let text = common::eventually(Duration::from_secs(10), || async {
+            let body = snapshot(h, &tab, "").await;
+            let text = body["snapshot"].as_str().unwrap().to_string();
+            (text.contains("Same button") && text.contains("Cross button")).then_some(text)
+        })
+        .await
+        .expect("both frames in the snapshot");
+        let same = ref_on_line(&text, "button \"Same button\"");
+        let cross = ref_on_line(&text, "button \"Cross button\"");
+        let shadow = ref_on_line(&text, "button \"Shadow button\"");
+        assert!(
+            same.starts_with('f') && cross.starts_with('f'),
+            "frame-qualified: {same} {cross}"
+        );
+        assert_ne!(same[..2], cross[..2], "different frames");
+        assert!(shadow.starts_with('e'), "{shadow}");
+        assert!(text.contains("[frame=f"), "{text}");
+
+        for r in [&same, &cross, &shadow] {
+            let (status, body) = act(h, &tab, "click", json!({ "ref": r })).await;
+            assert_eq!(status, 200, "{r}: {body}");
+        }
+        let after = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for label in ["Same clicked", "Cross clicked", "shadow clicked"] {
+            assert!(after.contains(label), "{label} in\n{after}");
+        }
+        // Typing into a cross-site frame's field by ref.
+        let input = ref_on_line(&after, "textbox \"Cross input\"");
+        let (status, body) = act(h, &tab, "fill", json!({ "ref": input, "text": "inside" })).await;
+        assert_eq!(status, 200, "{body}");
+        let again = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            again
+                .lines()
+                .any(|l| l.contains("Cross input") && l.contains("\"inside\"")),
+            "{again}"
+        );
+        // A selector reaches into an open shadow root.
+        let (status, body) = act(h, &tab, "click", json!({ "selector": "#shadow-btn" })).await;
+        assert_eq!(status, 200, "{body}");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn users_get_their_own_cookies_and_tabs() {
+    let (h, _g) = shared();
+    block_on(async {
+        let open = |user: &'static str| async move {
+            let (status, tab) = h.post("/tabs", json!({ "userId": user })).await;
+            assert_eq!(status, 201, "{tab}");
+            let id = tab["id"].as_str().unwrap().to_string();
+            let (status, body) = h
+                .post(&format!("/tabs/{id}/navigate"), json!({ "url": h.url("/api-page"), "userId": user, "screenshot": { "area": QUIET } }))
+                .await;
+            assert_eq!(status, 200, "{body}");
+            id
+        };
+        let alice = open("alice").await;
+        let bob = open("bob").await;
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{alice}/execute?userId=alice"),
+                json!({ "script": "document.cookie = 'who=alice; path=/'; document.cookie" }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let cookie = |tab: String, user: &'static str| async move {
+            let (status, body) = h
+                .post(&format!("/tabs/{tab}/execute"), json!({ "userId": user, "script": "fetch('/api/whoami').then(r => r.json()).then(j => j.cookie)" }))
+                .await;
+            assert_eq!(status, 200, "{body}");
+            body["result"]["value"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(cookie(alice.clone(), "alice").await, "who=alice");
+        assert_eq!(
+            cookie(bob.clone(), "bob").await,
+            "",
+            "bob must not see alice's cookie"
+        );
+
+        // Tabs are listed only for their user, and hidden from others.
+        let ids = |body: Value| {
+            body.as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        let (_, listed) = h.get("/tabs?userId=alice").await;
+        assert_eq!(ids(listed), vec![alice.clone()]);
+        let (_, listed) = h.get("/tabs").await;
+        assert!(!ids(listed.clone()).contains(&alice) && !ids(listed).contains(&bob));
+        let (status, body) = h.get(&format!("/tabs/{alice}?userId=bob")).await;
+        assert_eq!(status, 404, "{body}");
+        let (status, body) = h.get(&format!("/tabs/{alice}/snapshot")).await;
+        assert_eq!(status, 404, "no userId, no access: {body}");
+        let (status, body) = h.get("/tabs?userId=bad%20id").await;
+        assert_eq!(status, 400, "{body}");
+        let (status, body) = h
+            .post("/tabs?userId=alice", json!({ "userId": "bob" }))
+            .await;
+        assert_eq!(status, 400, "{body}");
+
+        for (tab, user) in [(alice, "alice"), (bob, "bob")] {
+            let (status, body) = h.delete(&format!("/tabs/{tab}?userId={user}")).await;
+            assert_eq!(status, 200, "{body}");
+        }
+    });
+}
+
+#[test]
+fn session_limits_evict_the_idle_and_refuse_extra_tabs() {
+    let (base, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("limits-plugins"), |o| {
+            o.user_limits.max_sessions = 1;
+            o.user_limits.max_tabs_per_session = 1;
+        })
+        .await;
+        let h = base.with_server(server);
+        let (status, first) = h.post("/tabs", json!({ "userId": "u1" })).await;
+        assert_eq!(status, 201, "{first}");
+        let (status, body) = h.post("/tabs", json!({ "userId": "u1" })).await;
+        assert_eq!(
+            (status, body["code"].as_str().unwrap_or("")),
+            (429, "LIMIT_REACHED"),
+            "{body}"
+        );
+        // A second user takes the only session slot: u1's idle session closes.
+        let (status, second) = h.post("/tabs", json!({ "userId": "u2" })).await;
+        assert_eq!(status, 201, "{second}");
+        let (_, listed) = h.get("/tabs?userId=u1").await;
+        assert_eq!(listed.as_array().unwrap().len(), 0, "{listed}");
+        let (status, _) = h
+            .get(&format!(
+                "/tabs/{}?userId=u1",
+                first["id"].as_str().unwrap()
+            ))
+            .await;
+        assert_eq!(status, 404);
+        h.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
