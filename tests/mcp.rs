@@ -192,6 +192,7 @@ fn http_initialize_list_navigate_click_and_screenshot() {
             "browser_network",
             "browser_curl",
             "browser_execution",
+            "browser_snapshot",
             "screenshot",
         ] {
             assert!(
@@ -272,6 +273,22 @@ fn http_initialize_list_navigate_click_and_screenshot() {
         let value: Value = serde_json::from_str(&text_of(&title)).unwrap();
         assert_eq!(value["result"]["value"], 3, "{value}");
 
+        let snapshot = ok(
+            call(
+                &session,
+                "browser_snapshot",
+                json!({ "tab_id": tab, "include_screenshot": true }),
+            )
+            .await,
+            "snapshot",
+        );
+        assert_eq!(images(&snapshot).len(), 1, "snapshot with a screenshot");
+        let tree = snapshot.content[1]
+            .as_text()
+            .expect("the tree as text")
+            .text
+            .clone();
+        assert!(tree.contains("[e"), "refs in the tree: {tree}");
         let text = ok(
             call(&session, "browser_get_text", json!({ "tab_id": tab })).await,
             "get text",

@@ -8,6 +8,8 @@ use rmcp::model::{ContentBlock, Tool};
 use serde_json::{Map, Value, json};
 use wabp_core::action::action_params;
 use wabp_core::downloads::DownloadState;
+use wabp_core::observe::SnapshotRequest;
+use wabp_core::snapshot::SnapshotFormat;
 use wabp_core::{ActionOptions, Envelope, Error, ErrorCode, Result};
 use wabp_history::NetworkFilter;
 
@@ -37,6 +39,7 @@ pub const FIXED_TOOLS: &[&str] = &[
     "browser_network",
     "browser_curl",
     "browser_execution",
+    "browser_snapshot",
     crate::screenshot::TOOL_NAME,
 ];
 
@@ -333,6 +336,28 @@ pub fn fixed_tools() -> Vec<Tool> {
             ),
         ),
         tool(
+            "browser_snapshot",
+            "The page's accessibility tree as text with element refs ([e7]) usable as click/type targets; long pages come in windows (pass nextOffset as offset).",
+            object_schema(
+                props(&[
+                    ("tab_id", tab_property()),
+                    (
+                        "format",
+                        json!({"type": "string", "enum": ["text", "json"], "description": "default text"}),
+                    ),
+                    (
+                        "offset",
+                        json!({"type": "integer", "minimum": 0, "description": "nextOffset of the previous window (text format)"}),
+                    ),
+                    (
+                        "include_screenshot",
+                        json!({"type": "boolean", "description": "add a WebP screenshot with markup"}),
+                    ),
+                ]),
+                &[],
+            ),
+        ),
+        tool(
             "browser_execution",
             "The tab's execution control: get it, or pause/unpause the page between actions (paused) and set its virtual clock (initial_virtual_time, seconds since the epoch).",
             object_schema(
@@ -547,6 +572,7 @@ pub async fn call_fixed(
         }
         .await,
         "browser_network" => network(ctx, args).await,
+        "browser_snapshot" => snapshot(ctx, args).await,
         "browser_curl" => async {
             let tab = tab_id(engine, args)?;
             let url = required_str(args, "url")?.to_string();
@@ -610,6 +636,44 @@ pub async fn call_fixed(
         _ => return None,
     };
     Some(result)
+}
+
+async fn snapshot(ctx: &Context, args: &Args) -> Result<Vec<ContentBlock>> {
+    let format = match optional_str(args, "format")?.unwrap_or("text") {
+        "text" => SnapshotFormat::Text,
+        "json" => SnapshotFormat::Json,
+        other => {
+            return Err(Error::invalid(format!(
+                "format must be text or json, not {other:?}"
+            )));
+        }
+    };
+    let offset = optional_int(args, "offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize;
+    let include_screenshot = optional_bool(args, "include_screenshot")?.unwrap_or(false);
+    let tab = tab_id(&ctx.engine, args)?;
+    let mut out = ctx
+        .engine
+        .snapshot(
+            &tab,
+            SnapshotRequest {
+                format,
+                offset,
+                include_screenshot,
+            },
+        )
+        .await?;
+    let mut content = Vec::new();
+    if let Some(Value::Object(shot)) = out.get_mut("screenshot") {
+        if let Some(Value::String(data)) = shot.remove("data") {
+            content.push(ContentBlock::image(data, "image/webp"));
+        }
+    }
+    // The tree reads best as plain text; the rest (url, refs, paging) as JSON.
+    if let Some(Value::String(text)) = out.as_object_mut().and_then(|o| o.remove("snapshot")) {
+        content.push(ContentBlock::text(text));
+    }
+    content.push(text_json(&out));
+    Ok(content)
 }
 
 async fn network(ctx: &Context, args: &Args) -> Result<Vec<ContentBlock>> {
