@@ -25,6 +25,11 @@ fn catalogue(n: usize) -> String {
 }
 
 pub async fn run() -> anyhow::Result<()> {
+    // RUST_LOG=wabp_core::snapshot=debug shows where a snapshot's time goes.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
     let page = catalogue(1000);
     let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}/", site.local_addr()?);

@@ -63,6 +63,9 @@ pub struct RefEntry {
 pub struct RefTable {
     next: u32,
     entries: HashMap<u32, RefEntry>,
+    /// (frame, backend node id) -> number, so a repeated snapshot resolves
+    /// only nodes it has not seen.
+    by_backend: HashMap<(String, i64), u32>,
     worlds: HashMap<String, i64>,
     frame_ordinals: HashMap<String, u32>,
     next_frame_ordinal: u32,
@@ -73,6 +76,7 @@ impl Default for RefTable {
         RefTable {
             next: 1,
             entries: HashMap::new(),
+            by_backend: HashMap::new(),
             worlds: HashMap::new(),
             frame_ordinals: HashMap::new(),
             next_frame_ordinal: 1,
@@ -102,8 +106,9 @@ impl RefTable {
                 context_id,
                 backend_node_id: None,
             });
-            if backend.is_some() {
-                entry.backend_node_id = backend;
+            if let Some(b) = backend {
+                entry.backend_node_id = Some(b);
+                self.by_backend.insert((frame_id.to_string(), b), n);
             }
         }
         self.next = self.next.max(next);
@@ -113,12 +118,14 @@ impl RefTable {
     pub fn frame_navigated(&mut self, frame_id: &str) {
         self.worlds.remove(frame_id);
         self.entries.retain(|_, e| e.frame_id != frame_id);
+        self.by_backend.retain(|(f, _), _| f != frame_id);
     }
 
     /// The main frame navigated: every frame's document is gone.
     pub fn page_navigated(&mut self) {
         self.worlds.clear();
         self.entries.clear();
+        self.by_backend.clear();
     }
 
     pub fn ordinal(&mut self, frame_id: &str, is_main: bool) -> u32 {
@@ -136,6 +143,12 @@ impl RefTable {
 
     pub fn ordinal_of(&self, frame_id: &str) -> u32 {
         self.frame_ordinals.get(frame_id).copied().unwrap_or(0)
+    }
+
+    /// The number already given to a node, if it lives in `world`.
+    pub fn known(&self, frame_id: &str, backend: i64, world: i64) -> Option<u32> {
+        let n = *self.by_backend.get(&(frame_id.to_string(), backend))?;
+        (self.entries.get(&n)?.context_id == world).then_some(n)
     }
 
     pub fn entry(&self, n: u32) -> Option<RefEntry> {
@@ -349,6 +362,35 @@ impl Tab {
             return Ok(Vec::new());
         }
         let world = self.frame_world(frame_id).await?;
+        let known: Vec<Option<u32>> = self.with_refs(|t| {
+            backend_ids
+                .iter()
+                .map(|&b| t.known(frame_id, b, world))
+                .collect()
+        });
+        let unknown: Vec<i64> = backend_ids
+            .iter()
+            .zip(&known)
+            .filter(|(_, k)| k.is_none())
+            .map(|(&b, _)| b)
+            .collect();
+        if unknown.is_empty() {
+            return Ok(known);
+        }
+        let fresh = self.register_unknown(frame_id, world, &unknown).await?;
+        let mut fresh = fresh.into_iter();
+        Ok(known
+            .into_iter()
+            .map(|k| k.or_else(|| fresh.next().flatten()))
+            .collect())
+    }
+
+    async fn register_unknown(
+        &self,
+        frame_id: &str,
+        world: i64,
+        backend_ids: &[i64],
+    ) -> Result<Vec<Option<u32>>> {
         let group = format!("wabp-register-{}", self.id);
         // Resolving one node per round trip is the cost of binding a ref to
         // the node itself; pipeline them.
@@ -717,7 +759,14 @@ mod tests {
         let mut t = RefTable::default();
         t.record("main", 1, &[(1, Some(10)), (2, None)], 3);
         assert!(t.entry(1).is_some());
+        assert_eq!(t.known("main", 10, 1), Some(1));
+        assert_eq!(
+            t.known("main", 10, 2),
+            None,
+            "another world is another document"
+        );
         t.page_navigated();
+        assert_eq!(t.known("main", 10, 1), None);
         assert!(t.entry(1).is_none());
         assert_eq!(t.next(), 3, "a stale number must never name a new element");
         t.record("child", 2, &[(3, None)], 4);

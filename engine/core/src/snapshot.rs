@@ -302,6 +302,7 @@ fn assign_numbers(
 impl Tab {
     /// Reads every frame's AX tree and gives interactive elements their refs.
     pub async fn build_snapshot(&self) -> Result<Built> {
+        let started = std::time::Instant::now();
         let frame_tree = self.raw("Page.getFrameTree", json!({})).await?;
         let mut frame_list = Vec::new();
         if let Some(tree) = frame_tree.get("frameTree") {
@@ -344,6 +345,7 @@ impl Tab {
                 root,
             });
         }
+        let read_ms = started.elapsed().as_secs_f64() * 1000.0;
         if trees.is_empty() {
             return Err(Error::new(
                 ErrorCode::NotReady,
@@ -391,6 +393,7 @@ impl Tab {
         attach_frames(&mut roots, &owners, &mut converted, &ordinals);
         let mut per_frame = HashMap::new();
         collect_interactive(&mut roots, &mut per_frame);
+        let converted_ms = started.elapsed().as_secs_f64() * 1000.0;
         let mut numbers = HashMap::new();
         for (frame, backends) in per_frame {
             let ids = match self
@@ -413,6 +416,10 @@ impl Tab {
         let mut focused = None;
         assign_numbers(&mut roots, &numbers, &mut refs_count, &mut focused);
         let (url, _) = self.info().await.unwrap_or_default();
+        tracing::debug!(
+            "snapshot: AX trees read in {read_ms:.1} ms, converted by {converted_ms:.1} ms, refs by {:.1} ms",
+            started.elapsed().as_secs_f64() * 1000.0
+        );
         Ok(Built {
             roots,
             title,
