@@ -27,12 +27,16 @@ fn busy_page() -> String {
     html
 }
 
+mod bench_plugin_build;
 mod bench_snapshot;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     if std::env::args().nth(1).as_deref() == Some("snapshot") {
         return bench_snapshot::run().await;
+    }
+    if std::env::args().nth(1).as_deref() == Some("plugin-build") {
+        return bench_plugin_build::run().await;
     }
     let page = busy_page();
     let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

@@ -25,6 +25,9 @@ enum Command {
     /// Run the engine as an MCP server on stdin/stdout (same options as
     /// serve; --host, --port and --auth-token are not used).
     Mcp(ServeArgs),
+    /// Scaffold, build and install plugins.
+    #[command(subcommand)]
+    Plugin(wabp::plugin_cli::PluginCommand),
 }
 
 #[derive(clap::Args)]
@@ -102,6 +105,7 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Serve(args) => serve(args, false).await,
         Command::Mcp(args) => serve(args, true).await,
+        Command::Plugin(command) => wabp::plugin_cli::run(command).await,
     }
 }
 

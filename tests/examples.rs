@@ -1,0 +1,747 @@
+//! The example plugins in examples/ and `wabp plugin new` / `wabp plugin
+//! build`, end to end: each plugin is built by the code behind `wabp plugin
+//! build` (or the binary itself), installed into the plugin folder of a
+//! running engine, picked up by hot reload and called over HTTP against real
+//! headless Chromium.
+//!
+//! Every build shares the engine build script's wasm target dir, so
+//! wit-bindgen and the SDK's dependencies compile once.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::http::{StatusCode, Uri, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use common::{Harness, block_on, shared};
+use serde_json::{Value, json};
+use wabp::plugin_cli::{self, BuildOptions, PluginCliError, PluginKind, SdkSource};
+
+const BUILD_LIMIT: Duration = Duration::from_secs(15 * 60);
+const LOAD_LIMIT: Duration = Duration::from_secs(30);
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The target dir engine/app/build.rs builds the built-in plugins in.
+fn target_dir() -> PathBuf {
+    repo().join("target").join("wasm")
+}
+
+fn build_options(crate_dir: &Path, install: Option<&Path>) -> BuildOptions {
+    BuildOptions {
+        crate_dir: crate_dir.to_path_buf(),
+        install_dir: install.map(Path::to_path_buf),
+        target_dir: Some(target_dir()),
+        timeout: BUILD_LIMIT,
+        ..BuildOptions::default()
+    }
+}
+
+async fn build_into(crate_dir: &Path, install: &Path) -> plugin_cli::Built {
+    plugin_cli::build_plugin(&build_options(crate_dir, Some(install)))
+        .await
+        .unwrap_or_else(|e| panic!("building {}: {e}", crate_dir.display()))
+}
+
+/// Waits until the engine lists `name` as active and providing `provides`.
+async fn wait_loaded(h: &Harness, name: &str, provides: &str) -> Value {
+    common::eventually(LOAD_LIMIT, || async {
+        let (_, list) = h.get("/plugins").await;
+        list["plugins"]
+            .as_array()?
+            .iter()
+            .find(|p| {
+                p["name"] == name
+                    && p["status"] == "active"
+                    && p["provides"]
+                        .as_array()
+                        .is_some_and(|v| v.iter().any(|x| x == provides))
+            })
+            .cloned()
+    })
+    .await
+    .unwrap_or_else(|| panic!("{name} did not load within {LOAD_LIMIT:?}"))
+}
+
+// ------------------------------------------------------------ the test site
+
+/// The demo shop (examples/shop-pack/site) plus pages for the other examples.
+fn site() -> &'static str {
+    static SITE: OnceLock<String> = OnceLock::new();
+    SITE.get_or_init(|| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let router = Router::new()
+            .route("/form.html", get(|| async { Html(FORM_PAGE) }))
+            .route("/links.html", get(|| async { Html(LINKS_PAGE) }))
+            .route("/buttons.html", get(|| async { Html(BUTTONS_PAGE) }))
+            .fallback(get(shop_file));
+        common::runtime().spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, router).await.unwrap()
+        });
+        url
+    })
+}
+
+/// A static file of the demo shop.
+async fn shop_file(uri: Uri) -> Response {
+    let name = match uri.path().trim_start_matches('/') {
+        "" => "index.html",
+        other => other,
+    };
+    let kind = match name.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript",
+        Some("css") => "text/css",
+        _ => return StatusCode::NOT_FOUND.into_response(),
+    };
+    if name.contains('/') || name.contains("..") {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    match std::fs::read(repo().join("examples/shop-pack/site").join(name)) {
+        Ok(bytes) => ([(header::CONTENT_TYPE, kind)], bytes).into_response(),
+        Err(_) => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+const FORM_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>Form</title>
+<style>body { font: 16px sans-serif; margin: 20px; } label { display: block; margin: 10px 0; } .spacer { height: 1200px; }</style>
+<form id="f">
+  <label>Name <input id="name" name="name" value="old value"></label>
+  <label>Email <input id="email" name="email" type="email"></label>
+  <label>Country <select id="country" name="country"><option value="">--</option><option value="uk">United Kingdom</option><option value="de">Germany</option></select></label>
+  <label>Bio <textarea id="bio" name="bio"></textarea></label>
+  <div class="spacer"></div>
+  <label><input id="agree" name="agree" type="checkbox"> I agree</label>
+  <label>Locked <input id="locked" name="locked" disabled></label>
+  <button id="send" type="submit">Send</button>
+</form>
+<pre id="result"></pre>
+<script>
+  let emailInputs = 0;
+  document.querySelector('#email').addEventListener('input', (e) => { if (e.isTrusted) emailInputs++; });
+  document.querySelector('#f').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const data = Object.fromEntries(new FormData(e.target));
+    data.agree = document.querySelector('#agree').checked;
+    data.trusted_email_inputs = emailInputs;
+    document.querySelector('#result').textContent = JSON.stringify(data);
+  });
+</script>"#;
+
+const LINKS_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>Links</title>
+<style>body { margin: 0; font: 16px sans-serif; background: #fff; }
+a { position: absolute; display: block; width: 200px; height: 30px; line-height: 30px; color: #225; background: #eef; }</style>
+<a id="i1" href="/form.html" style="left: 100px; top: 100px">Form</a>
+<a id="i2" href="/buttons.html" style="left: 100px; top: 200px">Buttons</a>
+<a id="i3" href="/links.html#top" style="left: 100px; top: 300px">Top</a>
+<a id="e1" href="https://example.org/docs" style="left: 500px; top: 100px">Docs</a>
+<a id="e2" href="https://example.net/" style="left: 500px; top: 200px">Elsewhere</a>"#;
+
+const BUTTONS_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>Buttons</title>
+<style>body { margin: 0; font: 16px sans-serif; background: #fff; }
+button { position: absolute; left: 100px; width: 200px; height: 40px; }</style>
+<p id="out">nothing yet</p>
+<button id="near" style="top: 100px" onclick="document.querySelector('#out').textContent = 'clicked near'">Near</button>
+<button id="far" style="top: 1600px" onclick="document.querySelector('#out').textContent = 'clicked far'">Far</button>"#;
+
+// ------------------------------------------------------------ helpers
+
+/// A new tab on `url`; returns its id.
+async fn tab_at(h: &Harness, url: &str) -> String {
+    let (status, tab) = h.post("/tabs", json!({})).await;
+    assert_eq!(status, 201, "{tab}");
+    let id = tab["id"].as_str().unwrap().to_string();
+    navigate(h, &id, url).await;
+    id
+}
+
+async fn navigate(h: &Harness, tab: &str, url: &str) {
+    let (status, body) = h
+        .post(
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": url, "screenshot": { "area": "none" } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+async fn action(h: &Harness, tab: &str, name: &str, mut params: Value) -> (u16, Value) {
+    params["screenshot"] = json!({ "area": "none" });
+    h.post(&format!("/tabs/{tab}/actions/{name}"), params).await
+}
+
+/// Waits for a page-side condition (an expression) to be true.
+async fn page_until(h: &Harness, tab: &str, expression: &str) -> bool {
+    common::eventually(Duration::from_secs(10), || async {
+        (h.eval(tab, expression).await == true).then_some(())
+    })
+    .await
+    .is_some()
+}
+
+/// The RGB at (x, y) of an envelope's screenshot.
+fn pixel(shot: &Value, x: u32, y: u32) -> [u8; 3] {
+    let (w, _, px) = common::decode_screenshot(shot);
+    let i = ((y * w + x) * 4) as usize;
+    [px[i], px[i + 1], px[i + 2]]
+}
+
+fn near(actual: [u8; 3], expected: [u8; 3]) -> bool {
+    actual
+        .iter()
+        .zip(expected)
+        .all(|(a, e)| (i16::from(*a) - i16::from(e)).abs() <= 40)
+}
+
+async fn screenshot(h: &Harness, tab: &str, markup: &[&str]) -> Value {
+    let (status, env) = h
+        .post(
+            &format!("/tabs/{tab}/screenshot"),
+            json!({ "screenshot": { "markup": markup, "cursor": false } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{env}");
+    env["screenshot_after"].clone()
+}
+
+/// Runs a command with a time limit; returns (success, stdout + stderr).
+fn run_bounded(command: &mut Command, limit: Duration) -> (bool, String) {
+    let dir = common::temp_dir("cmd-output");
+    let (out, err) = (dir.join("out"), dir.join("err"));
+    let mut child = command
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .expect("spawn");
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text = format!(
+        "{}{}",
+        std::fs::read_to_string(&out).unwrap_or_default(),
+        std::fs::read_to_string(&err).unwrap_or_default()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    (status.success(), text)
+}
+
+// ------------------------------------------------------------ the examples
+
+#[test]
+fn fill_form_example_fills_and_submits_a_form() {
+    let (h, _g) = shared();
+    block_on(async {
+        let built = build_into(&repo().join("examples/fill-form"), &h.server.plugin_dir).await;
+        assert_eq!(built.provides, vec!["fill_form"]);
+        wait_loaded(h, "fill-form", "fill_form").await;
+        let tab = tab_at(h, &format!("{}/form.html", site())).await;
+
+        let (status, env) = action(
+            h,
+            &tab,
+            "fill_form",
+            json!({
+                "fields": {
+                    "#name": "Ada Lovelace",
+                    "#email": "ada@example.com",
+                    "#country": "Germany",
+                    "#bio": "Wrote the first program",
+                    "#agree": true
+                },
+                "submit": "#send"
+            }),
+        )
+        .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["result"]["submitted"], true, "{env}");
+        let how: Vec<&str> = env["result"]["filled"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["how"].as_str().unwrap())
+            .collect();
+        assert!(
+            how.contains(&"checked") && how.contains(&"selected") && how.contains(&"typed"),
+            "{how:?}"
+        );
+
+        let result = h
+            .eval(&tab, "document.querySelector('#result').textContent")
+            .await;
+        let data: Value = serde_json::from_str(result.as_str().unwrap())
+            .unwrap_or_else(|e| panic!("the form was submitted ({e}): {result}"));
+        assert_eq!(data["name"], "Ada Lovelace", "old text replaced: {data}");
+        assert_eq!(data["email"], "ada@example.com");
+        assert_eq!(data["country"], "de", "chosen by label");
+        assert_eq!(data["bio"], "Wrote the first program");
+        assert_eq!(
+            data["agree"], true,
+            "checkbox below the fold was scrolled to and clicked"
+        );
+        assert!(
+            data["trusted_email_inputs"].as_u64().unwrap() >= 1,
+            "typing is trusted input: {data}"
+        );
+
+        // Bad input names what is wrong.
+        let (status, err) = action(
+            h,
+            &tab,
+            "fill_form",
+            json!({ "fields": { "#missing": "x" } }),
+        )
+        .await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (404, Some("SELECTOR_NOT_FOUND")),
+            "{err}"
+        );
+        let (status, err) = action(
+            h,
+            &tab,
+            "fill_form",
+            json!({ "fields": { "#locked": "x" } }),
+        )
+        .await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (400, Some("ELEMENT_NOT_INTERACTABLE")),
+            "{err}"
+        );
+        let (status, err) = action(
+            h,
+            &tab,
+            "fill_form",
+            json!({ "fields": { "#country": "Mars" } }),
+        )
+        .await;
+        assert_eq!(status, 400, "{err}");
+        assert!(
+            err["error"].as_str().unwrap().contains("\"uk\""),
+            "lists the options: {err}"
+        );
+        let (status, err) = action(h, &tab, "fill_form", json!({})).await;
+        assert_eq!(status, 400, "{err}");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn link_outline_example_marks_only_external_links() {
+    let (h, _g) = shared();
+    block_on(async {
+        let built = build_into(&repo().join("examples/link-outline"), &h.server.plugin_dir).await;
+        assert_eq!(built.provides, vec!["external_links"]);
+        wait_loaded(h, "link-outline", "external_links").await;
+        let tab = tab_at(h, &format!("{}/links.html", site())).await;
+
+        let orange = [255, 140, 0];
+        let plain = screenshot(h, &tab, &[]).await;
+        let marked = screenshot(h, &tab, &["external_links"]).await;
+        // Top edges of the links: e1 at (500..700, 100), i1 at (100..300, 100).
+        assert!(
+            !near(pixel(&plain, 600, 100), orange),
+            "no outline without the tag"
+        );
+        assert!(
+            near(pixel(&marked, 600, 100), orange),
+            "external link outlined: {:?}",
+            pixel(&marked, 600, 100)
+        );
+        assert!(
+            near(pixel(&marked, 600, 200), orange),
+            "second external link outlined"
+        );
+        // Internal and same-page links: as without markup (up to WebP noise).
+        for (x, y) in [(200, 100), (200, 200), (200, 300)] {
+            let (before, after) = (pixel(&plain, x, y), pixel(&marked, x, y));
+            assert!(
+                near(after, before) && !near(after, orange),
+                "internal link at ({x}, {y}) untouched: {after:?}"
+            );
+        }
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn shop_pack_logs_in_fills_the_cart_and_reads_it() {
+    let (h, _g) = shared();
+    block_on(async {
+        let built = build_into(&repo().join("examples/shop-pack"), &h.server.plugin_dir).await;
+        let mut provides = built.provides.clone();
+        provides.sort();
+        assert_eq!(
+            provides,
+            vec!["shop_add_to_cart", "shop_cart", "shop_log_in"]
+        );
+        wait_loaded(h, "shop-pack", "shop_cart").await;
+
+        let shop = site();
+        let tab = tab_at(h, &format!("{shop}/")).await;
+        h.eval(&tab, "localStorage.clear()").await;
+        let (status, err) = action(
+            h,
+            &tab,
+            "shop_add_to_cart",
+            json!({ "product": "Blue Mug" }),
+        )
+        .await;
+        assert_eq!(status, 400, "{err}");
+        assert!(
+            err["error"].as_str().unwrap().contains("not logged in"),
+            "{err}"
+        );
+
+        // From a blank tab, with the shop's address.
+        navigate(h, &tab, "about:blank").await;
+        let (status, err) = action(
+            h,
+            &tab,
+            "shop_log_in",
+            json!({ "username": "ada", "password": "babbage", "base_url": shop }),
+        )
+        .await;
+        assert_eq!(status, 400, "{err}");
+        assert!(
+            err["error"]
+                .as_str()
+                .unwrap()
+                .contains("Wrong username or password"),
+            "{err}"
+        );
+        let (status, env) = action(
+            h,
+            &tab,
+            "shop_log_in",
+            json!({ "username": "ada", "password": "lovelace" }),
+        )
+        .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(
+            env["result"],
+            json!({ "status": "logged_in", "user": "ada" })
+        );
+        assert!(
+            page_until(h, &tab, "location.pathname === '/' && document.querySelector('#user').textContent === 'Signed in as ada'").await,
+            "the shop went to its product list, signed in"
+        );
+
+        let (status, env) = action(
+            h,
+            &tab,
+            "shop_add_to_cart",
+            json!({ "product": "blue mug", "quantity": 2 }),
+        )
+        .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["result"]["sku"], "mug-blue");
+        assert_eq!(env["result"]["cart_count"], 2);
+        let (status, env) = action(
+            h,
+            &tab,
+            "shop_add_to_cart",
+            json!({ "product": "tea-green" }),
+        )
+        .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["result"]["cart_count"], 3);
+        assert_eq!(
+            h.eval(&tab, "document.querySelector('#cart-count').textContent")
+                .await,
+            "3"
+        );
+        let (status, err) = action(
+            h,
+            &tab,
+            "shop_add_to_cart",
+            json!({ "product": "Red Kettle" }),
+        )
+        .await;
+        assert_eq!(status, 404, "{err}");
+        assert!(
+            err["error"]
+                .as_str()
+                .unwrap()
+                .contains("Blue Mug, Green Tea, Clay Teapot"),
+            "{err}"
+        );
+
+        let (status, env) = action(h, &tab, "shop_cart", json!({})).await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(
+            env["result"],
+            json!({
+                "items": [
+                    { "sku": "mug-blue", "name": "Blue Mug", "quantity": 2, "price": "$25.00" },
+                    { "sku": "tea-green", "name": "Green Tea", "quantity": 1, "price": "$6.00" }
+                ],
+                "total": "$31.00"
+            })
+        );
+        assert_eq!(h.eval(&tab, "location.pathname").await, "/cart.html");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+// ------------------------------------------------------------ wabp plugin new + build
+
+#[test]
+fn scaffolded_plugins_of_every_kind_build_load_and_run() {
+    let (h, _g) = shared();
+    // Inside the checkout, through the binary: the SDK is found by a relative path.
+    let scaffolds = repo()
+        .join("target")
+        .join(format!("wabp-test-scaffolds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scaffolds);
+    let action_dir = scaffolds.join("scaffold-action");
+    let (ok, out) = run_bounded(
+        Command::new(env!("CARGO_BIN_EXE_wabp"))
+            .args([
+                "plugin",
+                "new",
+                "scaffold-action",
+                "--kind",
+                "action",
+                "--dir",
+            ])
+            .arg(&action_dir),
+        Duration::from_secs(30),
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("path ../../../plugins/sdk"),
+        "relative SDK path inside the checkout: {out}"
+    );
+    for file in [
+        "Cargo.toml",
+        "plugin.toml",
+        "src/lib.rs",
+        ".gitignore",
+        "Cargo.lock",
+    ] {
+        assert!(action_dir.join(file).is_file(), "{file} scaffolded");
+    }
+    let (ok, out) = run_bounded(
+        Command::new(env!("CARGO_BIN_EXE_wabp"))
+            .args(["plugin", "build"])
+            .arg(&action_dir)
+            .arg("--install-dir")
+            .arg(&h.server.plugin_dir)
+            .env("CARGO_TARGET_DIR", target_dir()),
+        BUILD_LIMIT,
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("provides: scaffold_action_click"), "{out}");
+    assert!(
+        h.server
+            .plugin_dir
+            .join("scaffold-action/scaffold_action.wasm")
+            .is_file()
+    );
+
+    // Outside the checkout, through the library, with an explicit SDK path.
+    let outside = common::temp_dir("scaffolds");
+    let mut built = Vec::new();
+    block_on(async {
+        for (name, kind) in [
+            ("scaffold-markup", PluginKind::Markup),
+            ("scaffold-wait", PluginKind::Wait),
+        ] {
+            let dir = outside.join(name);
+            let created =
+                plugin_cli::new_plugin(name, kind, &dir, &SdkSource::Path(repo().to_path_buf()))
+                    .unwrap();
+            assert!(
+                created.sdk.starts_with("path /"),
+                "absolute SDK path outside: {}",
+                created.sdk
+            );
+            built.push(build_into(&dir, &h.server.plugin_dir).await);
+        }
+    });
+    assert_eq!(built[0].provides, vec!["scaffold_markup"]);
+    assert_eq!(built[1].provides, vec!["scaffold_wait"]);
+
+    block_on(async {
+        wait_loaded(h, "scaffold-action", "scaffold_action_click").await;
+        wait_loaded(h, "scaffold-markup", "scaffold_markup").await;
+        wait_loaded(h, "scaffold-wait", "scaffold_wait").await;
+        let tab = tab_at(h, &format!("{}/buttons.html", site())).await;
+
+        // The action: clicks a button below the fold.
+        let (status, env) = action(
+            h,
+            &tab,
+            "scaffold_action_click",
+            json!({ "selector": "#far" }),
+        )
+        .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["result"]["clicked"], "button");
+        assert_eq!(
+            h.eval(&tab, "document.querySelector('#out').textContent")
+                .await,
+            "clicked far"
+        );
+        let (status, err) = action(
+            h,
+            &tab,
+            "scaffold_action_click",
+            json!({ "selector": "#none" }),
+        )
+        .await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (404, Some("SELECTOR_NOT_FOUND")),
+            "{err}"
+        );
+
+        // The markup: outlines buttons.
+        h.eval(&tab, "window.scrollTo(0, 0)").await;
+        let plain = screenshot(h, &tab, &[]).await;
+        let marked = screenshot(h, &tab, &["scaffold_markup"]).await;
+        let pink = [219, 39, 119];
+        assert!(!near(pixel(&plain, 200, 100), pink));
+        assert!(
+            near(pixel(&marked, 200, 100), pink),
+            "button outlined: {:?}",
+            pixel(&marked, 200, 100)
+        );
+
+        // The wait: ends at max_ms when nothing loads.
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": 5, "y": 5, "screenshot": { "area": "none" }, "wait_until": { "type": "scaffold_wait", "max_ms": 300 } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["timing"]["wait_reason"], "max_ms", "{env}");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+    let _ = std::fs::remove_dir_all(&scaffolds);
+}
+
+#[test]
+fn build_errors_name_the_missing_piece() {
+    let dir = common::temp_dir("broken-plugin");
+    let krate = dir.join("broken");
+    let build = |options: BuildOptions| block_on(plugin_cli::build_plugin(&options));
+    let error =
+        |r: Result<plugin_cli::Built, PluginCliError>| r.expect_err("the build should fail");
+
+    let e = error(build(build_options(&krate, None)));
+    assert!(matches!(e, PluginCliError::NoCrate(_)), "{e}");
+
+    plugin_cli::new_plugin(
+        "broken",
+        PluginKind::Action,
+        &krate,
+        &SdkSource::Path(repo().to_path_buf()),
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(krate.join("plugin.toml")).unwrap();
+    std::fs::remove_file(krate.join("plugin.toml")).unwrap();
+    let e = error(build(build_options(&krate, None)));
+    assert!(
+        matches!(e, PluginCliError::NoManifest(_)) && e.to_string().contains("no plugin.toml"),
+        "{e}"
+    );
+
+    std::fs::write(
+        krate.join("plugin.toml"),
+        manifest.replace("kind = \"action\"", "kind = \"gadget\""),
+    )
+    .unwrap();
+    let e = error(build(build_options(&krate, None)));
+    assert!(matches!(e, PluginCliError::BadManifest { .. }), "{e}");
+
+    std::fs::write(krate.join("plugin.toml"), &manifest).unwrap();
+    let e = error(build(BuildOptions {
+        cargo: Some("/nonexistent/cargo".into()),
+        ..build_options(&krate, None)
+    }));
+    assert!(
+        matches!(e, PluginCliError::NoCargo { .. }) && e.to_string().contains("rustup"),
+        "{e}"
+    );
+
+    std::fs::write(
+        krate.join("plugin.toml"),
+        manifest.replace("broken.wasm", "other.wasm"),
+    )
+    .unwrap();
+    let e = error(build(build_options(&krate, None)));
+    let message = e.to_string();
+    assert!(
+        matches!(e, PluginCliError::ComponentMismatch { .. })
+            && message.contains("other.wasm")
+            && message.contains("broken.wasm"),
+        "{message}"
+    );
+
+    // A capability the code uses but the manifest doesn't grant: refused
+    // before it reaches the plugin folder.
+    std::fs::write(
+        krate.join("plugin.toml"),
+        manifest.replace("[\"page\", \"input\"]", "[\"page\"]"),
+    )
+    .unwrap();
+    let install = dir.join("installed");
+    let e = error(build(build_options(&krate, Some(&install))));
+    assert!(
+        matches!(e, PluginCliError::Refused(_)) && e.to_string().contains("wabp:plugin/input"),
+        "{e}"
+    );
+    assert!(!install.join("broken").exists(), "nothing installed");
+
+    std::fs::write(krate.join("plugin.toml"), &manifest).unwrap();
+    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    std::fs::write(
+        krate.join("src/lib.rs"),
+        lib.replace("fn click(", "fn click(oops: NoSuchType, "),
+    )
+    .unwrap();
+    let e = error(build(build_options(&krate, None)));
+    let message = e.to_string();
+    assert!(
+        matches!(e, PluginCliError::BuildFailed { .. })
+            && message.contains("NoSuchType")
+            && message.contains("error"),
+        "cargo's stderr tail is shown: {message}"
+    );
+
+    // Fixed, it builds and installs.
+    std::fs::write(krate.join("src/lib.rs"), lib).unwrap();
+    let built = block_on(plugin_cli::build_plugin(&build_options(
+        &krate,
+        Some(&install),
+    )))
+    .unwrap();
+    assert_eq!(built.provides, vec!["broken_click"]);
+    assert!(
+        install.join("broken/broken.wasm").is_file()
+            && install.join("broken/plugin.toml").is_file()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
