@@ -8,12 +8,12 @@ use std::time::Instant;
 use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
 use base64::Engine as _;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Stroke, StrokeDash, Transform};
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::plugin::{Color, MarkupElement, PluginRegistry, Rect, Shape, ViewportInfo};
-use crate::refs::CallOn;
+use crate::refs::numbering_prelude;
 use crate::tab::{Tab, parse_viewport};
 
 /// The five ABP overlays, all on by default.
@@ -64,13 +64,10 @@ pub struct PageLayout {
 
 /// Runs in the main frame's refs world: each element's label number is its
 /// ref number (registered here if the snapshot has not named it yet).
-const COLLECT_FN: &str = r#"function(next) {
-  const R = (globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }));
-  const numberOf = (el) => {
-    let n = R.ids.get(el);
-    if (!n) { n = next++; R.ids.set(el, n); R.byId.set(n, new WeakRef(el)); }
-    return n;
-  };
+const COLLECT_FN: &str = concat!(
+    "function(next) {",
+    numbering_prelude!(),
+    r#"
   const W = innerWidth, H = innerHeight, d = document.documentElement;
   const viewport = { now: Date.now(), width: W, height: H, scroll_x: scrollX, scroll_y: scrollY,
     page_width: Math.max(d ? d.scrollWidth : 0, W), page_height: Math.max(d ? d.scrollHeight : 0, H),
@@ -102,36 +99,12 @@ const COLLECT_FN: &str = r#"function(next) {
       href: el.href ? String(el.href) : null, clickable, typeable, scrollable, focused: isFocused });
   }
   return { viewport, elements, next };
-}"#;
+}"#
+);
 
 impl PageLayout {
     pub async fn read(tab: &Tab) -> Result<PageLayout> {
-        let frame = tab
-            .main_frame()
-            .unwrap_or_else(|| tab.target_id.inner().clone());
-        // A world can die with its document between lookup and call: retry
-        // once in a fresh one.
-        let mut attempt = 0;
-        let (value, world) = loop {
-            let world = tab.frame_world(&frame).await?;
-            let next = tab.with_refs(|t| t.next());
-            match tab
-                .call_function(
-                    CallOn::World(world),
-                    COLLECT_FN,
-                    vec![json!({ "value": next })],
-                    true,
-                )
-                .await
-            {
-                Ok(v) => break (v.get("value").cloned().unwrap_or(Value::Null), world),
-                Err(e) if attempt == 0 && e.code != ErrorCode::EvaluationError => {
-                    tab.with_refs(|t| t.forget_world(&frame, world));
-                    attempt += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        };
+        let value = tab.number_in_main_world(COLLECT_FN, vec![]).await?;
         let viewport_value = value.get("viewport").unwrap_or(&Value::Null);
         let viewport = parse_viewport(viewport_value);
         let virtual_time_ms = page_clock(viewport_value);
@@ -140,9 +113,6 @@ impl PageLayout {
             .and_then(Value::as_array)
             .map(|list| list.iter().filter_map(parse_element).collect::<Vec<_>>())
             .unwrap_or_default();
-        let numbers: Vec<u32> = elements.iter().map(|e: &MarkupElement| e.index).collect();
-        let next = value.get("next").and_then(Value::as_u64).unwrap_or(0) as u32;
-        tab.record_world_numbers(&frame, world, &numbers, next);
         Ok(PageLayout {
             viewport,
             elements,

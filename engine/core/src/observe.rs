@@ -9,7 +9,7 @@ use crate::action::{ActionOptions, Envelope};
 use crate::capture::{CaptureOptions, DEFAULT_MARKUP, take_screenshot};
 use crate::engine::{Engine, TURN_LIMIT};
 use crate::error::{Error, ErrorCode, Result};
-use crate::refs::CallOn;
+use crate::refs::numbering_prelude;
 use crate::snapshot::{CachedSnapshot, SnapshotFormat, window};
 
 #[derive(Debug, Clone)]
@@ -22,13 +22,10 @@ pub struct SnapshotRequest {
 
 /// Visible interactive elements in DOM order (open shadow roots included),
 /// numbered from the refs registry.
-const STATE_FN: &str = r#"function(next, limit) {
-  const R = (globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }));
-  const numberOf = (el) => {
-    let n = R.ids.get(el);
-    if (!n) { n = next++; R.ids.set(el, n); R.byId.set(n, new WeakRef(el)); }
-    return n;
-  };
+const STATE_FN: &str = concat!(
+    "function(next, limit) {",
+    numbering_prelude!(),
+    r#"
   const INTERACTIVE = 'a[href],button,input:not([type=hidden]),textarea,select,summary,[contenteditable=""],[contenteditable=true],[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[role=switch],[role=combobox],[role=textbox],[onclick],[tabindex]:not([tabindex="-1"])';
   const visible = (el) => {
     const r = el.getBoundingClientRect();
@@ -71,7 +68,8 @@ const STATE_FN: &str = r#"function(next, limit) {
     viewportHeight: innerHeight,
     next,
   };
-}"#;
+}"#
+);
 
 /// At most this many elements in `GET /state`.
 const STATE_ELEMENTS: usize = 100;
@@ -142,48 +140,8 @@ impl Engine {
     pub async fn state(&self, tab_id: &str) -> Result<Value> {
         let tab = self.tab(tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
-        let frame = tab
-            .main_frame()
-            .unwrap_or_else(|| tab.target_id.inner().clone());
-        let mut attempt = 0;
-        loop {
-            let world = tab.frame_world(&frame).await?;
-            let next = tab.with_refs(|t| t.next());
-            match tab
-                .call_function(
-                    CallOn::World(world),
-                    STATE_FN,
-                    vec![json!({ "value": next }), json!({ "value": STATE_ELEMENTS })],
-                    true,
-                )
-                .await
-            {
-                Ok(v) => {
-                    let mut state = v.get("value").cloned().unwrap_or(Value::Null);
-                    let numbers: Vec<u32> = state
-                        .get("elements")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|e| e.get("index").and_then(Value::as_u64))
-                                .map(|n| n as u32)
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    let next = state.get("next").and_then(Value::as_u64).unwrap_or(0) as u32;
-                    tab.record_world_numbers(&frame, world, &numbers, next);
-                    if let Some(o) = state.as_object_mut() {
-                        o.remove("next");
-                    }
-                    return Ok(state);
-                }
-                Err(e) if attempt == 0 && e.code != ErrorCode::EvaluationError => {
-                    tab.with_refs(|t| t.forget_world(&frame, world));
-                    attempt += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+        tab.number_in_main_world(STATE_FN, vec![json!({ "value": STATE_ELEMENTS })])
+            .await
     }
 
     /// `POST /tabs/{id}/state/action`: a browser-use action by element index

@@ -192,22 +192,40 @@ pub fn ref_text(frame_ordinal: u32, n: u32) -> String {
     }
 }
 
-/// Installed lazily in each isolated world.
-pub const REGISTRY_JS: &str =
-    "(globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }))";
-
-/// `(next, ...elements) -> { ids, next }`: numbers for elements, new ones
-/// from `next` on.
-const REGISTER_FN: &str = r#"function(next, ...els) {
+/// The start of every script that hands out numbers (its first parameter
+/// is `next`): the world's registry, created on first use, and
+/// `numberOf(el)`, which registers an element once.
+macro_rules! numbering_prelude {
+    () => {
+        r#"
   const R = (globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }));
-  const ids = els.map(el => {
-    if (!el || el.nodeType !== 1) return 0;
+  const numberOf = (el) => {
     let n = R.ids.get(el);
     if (!n) { n = next++; R.ids.set(el, n); R.byId.set(n, new WeakRef(el)); }
     return n;
-  });
+  };
+"#
+    };
+}
+pub(crate) use numbering_prelude;
+
+/// The live element a number names, if any (`byNumber(n)`).
+macro_rules! lookup_prelude {
+    () => {
+        "const byNumber = (n) => { const R = globalThis.__wabpRefs; const w = R && R.byId.get(n); return w ? w.deref() : undefined; };"
+    };
+}
+pub(crate) use lookup_prelude;
+
+/// `(next, ...elements) -> { ids, next }`: numbers for elements, new ones
+/// from `next` on.
+const REGISTER_FN: &str = concat!(
+    "function(next, ...els) {",
+    numbering_prelude!(),
+    r#"  const ids = els.map(el => (el && el.nodeType === 1) ? numberOf(el) : 0);
   return { ids, next };
-}"#;
+}"#
+);
 
 /// Centre of the element's visible part after scrolling it into view, or
 /// why it can't be acted on.
@@ -442,11 +460,56 @@ impl Tab {
         Ok(ids.into_iter().map(|n| (n > 0).then_some(n)).collect())
     }
 
-    /// Records numbers a script in the main frame's world handed out itself
-    /// (screenshot markup, `GET /state`).
-    pub fn record_world_numbers(&self, frame_id: &str, world: i64, numbers: &[u32], next: u32) {
-        let pairs: Vec<(u32, Option<i64>)> = numbers.iter().map(|&n| (n, None)).collect();
-        self.with_refs(|t| t.record(frame_id, world, &pairs, next));
+    /// Runs `function(next, ...arguments)` in the main frame's refs world.
+    /// The function numbers what it reports with `numberOf` (see
+    /// `numbering_prelude!`) and answers `{ elements: [{ index, ... }],
+    /// next, ... }`; the numbers are recorded here and `next` is dropped.
+    /// A world can die with its document between lookup and call: retry once
+    /// in a fresh one.
+    pub async fn number_in_main_world(
+        &self,
+        function: &str,
+        arguments: Vec<Value>,
+    ) -> Result<Value> {
+        let frame = self
+            .main_frame()
+            .unwrap_or_else(|| self.target_id.inner().clone());
+        let mut attempt = 0;
+        loop {
+            let world = self.frame_world(&frame).await?;
+            let next = self.with_refs(|t| t.next());
+            let mut all = vec![json!({ "value": next })];
+            all.extend(arguments.iter().cloned());
+            match self
+                .call_function(CallOn::World(world), function, all, true)
+                .await
+            {
+                Ok(v) => {
+                    let mut value = v.get("value").cloned().unwrap_or(Value::Null);
+                    let numbers: Vec<(u32, Option<i64>)> = value
+                        .get("elements")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|e| e.get("index").and_then(Value::as_u64))
+                                .map(|n| (n as u32, None))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let next = value.get("next").and_then(Value::as_u64).unwrap_or(0) as u32;
+                    self.with_refs(|t| t.record(&frame, world, &numbers, next));
+                    if let Some(o) = value.as_object_mut() {
+                        o.remove("next");
+                    }
+                    return Ok(value);
+                }
+                Err(e) if attempt == 0 && e.code != ErrorCode::EvaluationError => {
+                    self.with_refs(|t| t.forget_world(&frame, world));
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The remote object of a target's element, or why there is none.
@@ -488,7 +551,11 @@ impl Tab {
                 let found = self
                     .call_function(
                         CallOn::World(entry.context_id),
-                        "function(n) { const R = globalThis.__wabpRefs; const el = R && R.byId.get(n) && R.byId.get(n).deref(); return el && el.isConnected ? el : null; }",
+                        concat!(
+                            "function(n) { ",
+                            lookup_prelude!(),
+                            " const el = byNumber(n); return el && el.isConnected ? el : null; }"
+                        ),
                         vec![json!({ "value": n })],
                         false,
                     )
@@ -564,30 +631,53 @@ impl Tab {
         }
     }
 
-    pub async fn locate_target(&self, target: &Target) -> HostResult<Located> {
+    /// Runs a page function on the target's element and reads its answer:
+    /// `{state, tag, rect, text, ...}`. A `stale` state is the same error
+    /// for every caller; the rect is shifted into top-level coordinates.
+    async fn run_on_target(
+        &self,
+        target: &Target,
+        function: &str,
+        arguments: Vec<Value>,
+    ) -> HostResult<TargetAnswer> {
         let (object, frame) = self.target_object(target).await?;
         let value = self
-            .call_function(CallOn::Object(&object), LOCATE_FN, vec![], true)
+            .call_function(CallOn::Object(&object), function, arguments, true)
             .await?;
         let value = value.get("value").cloned().unwrap_or(Value::Null);
         let what = Self::describe_target(target);
-        let tag = value
-            .get("tag")
-            .and_then(Value::as_str)
-            .unwrap_or("element");
-        match value.get("state").and_then(Value::as_str) {
-            Some("ok") => {}
-            Some("stale") => {
-                return Err(HostError::StaleRef(format!(
-                    "{what} is stale: its element left the page; take a new snapshot"
-                )));
-            }
-            Some("hidden") | Some("outside") => {
+        if value.get("state").and_then(Value::as_str) == Some("stale") {
+            return Err(HostError::StaleRef(format!(
+                "{what} is stale: its element left the page; take a new snapshot"
+            )));
+        }
+        // Inside a frame the script sees frame coordinates: shift by where
+        // the frame's content box sits in the top-level viewport.
+        let offset = if value.get("state").and_then(Value::as_str) == Some("ok")
+            && Some(&frame) != self.main_frame().as_ref()
+        {
+            self.frame_offset(&frame).await?
+        } else {
+            (0.0, 0.0)
+        };
+        Ok(TargetAnswer {
+            value,
+            what,
+            offset,
+        })
+    }
+
+    pub async fn locate_target(&self, target: &Target) -> HostResult<Located> {
+        let answer = self.run_on_target(target, LOCATE_FN, vec![]).await?;
+        let (value, what, tag) = (&answer.value, &answer.what, answer.tag());
+        match answer.state() {
+            "ok" => {}
+            "hidden" | "outside" => {
                 return Err(HostError::ElementNotVisible(format!(
                     "{what} ({tag}) is not visible: it has no rendered box or is hidden"
                 )));
             }
-            Some("covered") => {
+            "covered" => {
                 let by = value
                     .get("covering")
                     .and_then(Value::as_str)
@@ -598,38 +688,11 @@ impl Tab {
             }
             _ => return Err(HostError::Failed(format!("could not locate {what}"))),
         }
-        let num = |o: &Value, k: &str| o.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-        let rect_value = value.get("rect").cloned().unwrap_or(Value::Null);
-        let mut rect = Rect {
-            x: num(&rect_value, "x"),
-            y: num(&rect_value, "y"),
-            width: num(&rect_value, "width"),
-            height: num(&rect_value, "height"),
-        };
-        let (mut x, mut y) = (num(&value, "x"), num(&value, "y"));
-        // Inside a frame the script sees frame coordinates: shift by where
-        // the frame's content box sits in the top-level viewport.
-        if Some(&frame) != self.main_frame().as_ref() {
-            let (dx, dy) = self.frame_offset(&frame).await?;
-            x += dx;
-            y += dy;
-            rect.x += dx;
-            rect.y += dy;
-        }
+        let number = |k: &str| value.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         Ok(Located {
-            x,
-            y,
-            element: ElementBox {
-                rect,
-                tag: tag.to_string(),
-                visible: true,
-                in_viewport: true,
-                text: value
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-            },
+            x: number("x") + answer.offset.0,
+            y: number("y") + answer.offset.1,
+            element: answer.element_box(),
         })
     }
 
@@ -655,68 +718,30 @@ impl Tab {
     }
 
     pub async fn focus_target(&self, target: &Target, select_all: bool) -> HostResult<ElementBox> {
-        let (object, _) = self.target_object(target).await?;
-        let value = self
-            .call_function(
-                CallOn::Object(&object),
-                FOCUS_FN,
-                vec![json!({ "value": select_all })],
-                true,
-            )
+        let answer = self
+            .run_on_target(target, FOCUS_FN, vec![json!({ "value": select_all })])
             .await?;
-        let value = value.get("value").cloned().unwrap_or(Value::Null);
-        let what = Self::describe_target(target);
-        let tag = value
-            .get("tag")
-            .and_then(Value::as_str)
-            .unwrap_or("element");
-        match value.get("state").and_then(Value::as_str) {
-            Some("ok") => {}
-            Some("stale") => {
-                return Err(HostError::StaleRef(format!(
-                    "{what} is stale; take a new snapshot"
-                )));
-            }
-            Some("not_editable") => {
+        let (value, what, tag) = (&answer.value, &answer.what, answer.tag());
+        match answer.state() {
+            "ok" => Ok(answer.element_box()),
+            "not_editable" => {
                 let kind = value
                     .get("type")
                     .and_then(Value::as_str)
                     .map(|t| format!(" type={t}"))
                     .unwrap_or_default();
-                return Err(HostError::ElementNotInteractable(format!(
+                Err(HostError::ElementNotInteractable(format!(
                     "{what} is a {tag}{kind}, not a text field or editable element; fill replaces text only (use click, or POST /select for a <select>)"
-                )));
+                )))
             }
-            Some("disabled") => {
-                return Err(HostError::ElementNotInteractable(format!(
-                    "{what} ({tag}) is disabled or read-only"
-                )));
-            }
-            Some("not_focusable") => {
-                return Err(HostError::ElementNotInteractable(format!(
-                    "{what} ({tag}) can't take focus"
-                )));
-            }
-            _ => return Err(HostError::Failed(format!("could not focus {what}"))),
+            "disabled" => Err(HostError::ElementNotInteractable(format!(
+                "{what} ({tag}) is disabled or read-only"
+            ))),
+            "not_focusable" => Err(HostError::ElementNotInteractable(format!(
+                "{what} ({tag}) can't take focus"
+            ))),
+            _ => Err(HostError::Failed(format!("could not focus {what}"))),
         }
-        let num = |o: &Value, k: &str| o.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-        let r = value.get("rect").cloned().unwrap_or(Value::Null);
-        Ok(ElementBox {
-            rect: Rect {
-                x: num(&r, "x"),
-                y: num(&r, "y"),
-                width: num(&r, "width"),
-                height: num(&r, "height"),
-            },
-            tag: tag.to_string(),
-            visible: true,
-            in_viewport: true,
-            text: value
-                .get("text")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-        })
     }
 
     pub async fn dispatch_change_on(&self, target: &Target) -> HostResult<()> {
@@ -729,6 +754,53 @@ impl Tab {
         )
         .await?;
         Ok(())
+    }
+}
+
+/// A page function's answer about a target element.
+struct TargetAnswer {
+    value: Value,
+    /// "ref e7" / "selector \"#x\"", for messages.
+    what: String,
+    /// Frame content offset in the top-level viewport.
+    offset: (f64, f64),
+}
+
+impl TargetAnswer {
+    fn state(&self) -> &str {
+        self.value
+            .get("state")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    fn tag(&self) -> &str {
+        self.value
+            .get("tag")
+            .and_then(Value::as_str)
+            .unwrap_or("element")
+    }
+
+    fn element_box(&self) -> ElementBox {
+        let rect = self.value.get("rect").cloned().unwrap_or(Value::Null);
+        let number = |k: &str| rect.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        ElementBox {
+            rect: Rect {
+                x: number("x") + self.offset.0,
+                y: number("y") + self.offset.1,
+                width: number("width"),
+                height: number("height"),
+            },
+            tag: self.tag().to_string(),
+            visible: true,
+            in_viewport: true,
+            text: self
+                .value
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        }
     }
 }
 

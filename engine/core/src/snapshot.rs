@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::refs::{CallOn, ref_text};
+use crate::refs::{CallOn, lookup_prelude, ref_text};
 use crate::tab::Tab;
 
 /// A text snapshot is served in windows of this many characters...
@@ -144,19 +144,22 @@ fn ax_string(node: &Value, field: &str) -> String {
         .unwrap_or_default()
 }
 
-fn convert(tree: &FrameTree, id: &str, frame: usize, depth: usize, out: &mut Vec<Node>) {
-    let Some(node) = tree.nodes.get(id) else {
-        return;
-    };
-    let children_ids: Vec<String> = node
-        .get("childIds")
+fn child_ids(node: &Value) -> Vec<String> {
+    node.get("childIds")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|v| v.as_str().map(str::to_string))
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+fn convert(tree: &FrameTree, id: &str, frame: usize, depth: usize, out: &mut Vec<Node>) {
+    let Some(node) = tree.nodes.get(id) else {
+        return;
+    };
+    let children_ids = child_ids(node);
     let mut children = Vec::new();
     if depth < MAX_DEPTH {
         for child in &children_ids {
@@ -364,15 +367,7 @@ impl Tab {
             if let Some(root) = &tree.root {
                 // The document node itself is the page: print its content.
                 if let Some(r) = tree.nodes.get(root) {
-                    let ids: Vec<String> = r
-                        .get("childIds")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|v| v.as_str().map(str::to_string))
-                                .collect()
-                        })
-                        .unwrap_or_default();
+                    let ids = child_ids(r);
                     for id in ids {
                         convert(tree, &id, i, 1, &mut nodes);
                     }
@@ -487,7 +482,7 @@ impl Built {
             let Ok(result) = tab
                 .call_function(
                     CallOn::World(world),
-                    "function(ids) { const R = globalThis.__wabpRefs; return ids.map(n => { const el = R && R.byId.get(n) && R.byId.get(n).deref(); if (!el) return null; const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }); }",
+                    concat!("function(ids) { ", lookup_prelude!(), " return ids.map(n => { const el = byNumber(n); if (!el) return null; const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }); }"),
                     vec![json!({ "value": numbers })],
                     true,
                 )
