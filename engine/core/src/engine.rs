@@ -817,7 +817,10 @@ impl Engine {
         let log = self.action_log.read().unwrap().clone();
         let Some(log) = log else { return outcome };
         // Tagged network capture: the calls this action started are saved
-        // with it, under the tag.
+        // with it, under the tag, once their bodies are in.
+        if outcome.is_ok() && options.network.as_ref().is_some_and(|n| !n.tag.is_empty()) {
+            tab.bodies_settled(Duration::from_secs(2)).await;
+        }
         let network = options
             .network
             .as_ref()

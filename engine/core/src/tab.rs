@@ -154,6 +154,8 @@ pub struct Tab {
     network: StdMutex<NetworkBuffer>,
     /// A virtual-time grant the renderer has not spent yet.
     budget_outstanding: std::sync::atomic::AtomicBool,
+    /// Response bodies being fetched; a tagged save waits for them.
+    bodies_in_flight: std::sync::atomic::AtomicUsize,
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
 }
@@ -225,6 +227,7 @@ impl Tab {
             frame_nudge: tokio::sync::Notify::new(),
             network: StdMutex::new(NetworkBuffer::default()),
             budget_outstanding: Default::default(),
+            bodies_in_flight: Default::default(),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -699,11 +702,15 @@ impl Tab {
             return;
         };
         let request_id = request_id.to_string();
+        tab.bodies_in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
             let params = GetResponseBodyParams::new(RequestId::new(request_id.clone()));
-            let Ok(Ok(body)) =
-                tokio::time::timeout(Duration::from_secs(5), tab.page.execute(params)).await
-            else {
+            let fetched =
+                tokio::time::timeout(Duration::from_secs(5), tab.page.execute(params)).await;
+            tab.bodies_in_flight
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            let Ok(Ok(body)) = fetched else {
                 return;
             };
             let (text, encoding) = if body.result.base64_encoded {
@@ -718,6 +725,20 @@ impl Tab {
                 call.body_encoding = Some(encoding.into());
             }
         });
+    }
+
+    /// Waits (bounded) until the response bodies being fetched are in the
+    /// buffer, so a save right after an action keeps them.
+    pub async fn bodies_settled(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self
+            .bodies_in_flight
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// The tab's captured calls, oldest first.
