@@ -795,3 +795,98 @@ fn example_client_configs_point_at_wabp() {
     assert_eq!(http["type"], "http");
     assert_eq!(http["url"], "http://127.0.0.1:8222/mcp");
 }
+
+/// The interpreter of a virtualenv with the official Python MCP SDK
+/// (`scripts/test-python.sh` makes it; `scripts/test.sh` exports its path).
+fn python_with_mcp_sdk() -> std::path::PathBuf {
+    let path = std::env::var_os("WABP_TEST_PYTHON")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
+        });
+    assert!(
+        path.is_file(),
+        "{} is missing: run `bash scripts/test-python.sh` (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// Runs tests/mcp_python_client.py and returns its JSON lines, one per
+/// connection (initialize handshake, then 2026-07-28 discovery).
+async fn python_client(args: &[&str]) -> Vec<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python_client.py");
+    let mut command = tokio::process::Command::new(python_with_mcp_sdk());
+    command.arg(script).args(args).kill_on_drop(true);
+    let output = tokio::time::timeout(Duration::from_secs(300), command.output())
+        .await
+        .expect("the Python client finished within 300 s")
+        .expect("the Python client starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "python {args:?} failed\nstdout:\n{stdout}\nstderr (tail):\n{}",
+        stderr
+            .lines()
+            .rev()
+            .take(40)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect()
+}
+
+fn assert_both_protocols(runs: &[Value], transport: &str) {
+    let protocols: Vec<&str> = runs.iter().filter_map(|r| r["protocol"].as_str()).collect();
+    assert_eq!(
+        protocols,
+        ["2025-11-25", "2026-07-28"],
+        "{transport}: {runs:?}"
+    );
+    for run in runs {
+        assert_eq!(run["server"], "wabp", "{transport}: {run}");
+        assert!(run["tools"].as_u64().unwrap() >= 25, "{transport}: {run}");
+        assert_eq!(
+            run["navigate_events"][0], "navigation",
+            "{transport}: {run}"
+        );
+        assert_eq!(
+            run["click_result"]["status"], "clicked",
+            "{transport}: {run}"
+        );
+    }
+}
+
+/// A second, independent client: the official Python SDK over both
+/// transports and both ways of connecting (initialize, and the 2026-07-28
+/// `server/discover`), calling tools, reading WebP images and an isError.
+#[test]
+fn the_python_sdk_client_works_over_http_and_stdio() {
+    let (h, _g) = shared();
+    block_on(async {
+        let page = h.url("/");
+        let http = python_client(&["http", &mcp_url(&h.server), &page]).await;
+        assert_both_protocols(&http, "http");
+
+        let session_dir = common::temp_dir("mcp-python-stdio-session");
+        let plugins = common::temp_dir("mcp-python-stdio-plugins");
+        let stdio = python_client(&[
+            "stdio",
+            env!("CARGO_BIN_EXE_wabp"),
+            &page,
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "--session-dir",
+            session_dir.to_str().unwrap(),
+        ])
+        .await;
+        assert_both_protocols(&stdio, "stdio");
+    });
+}

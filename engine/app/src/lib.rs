@@ -155,7 +155,9 @@ impl App {
         let allowed_hosts =
             loopback.then(|| ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec());
         let mcp = wabp_mcp::http_service(self.mcp.clone(), allowed_hosts, &self.mcp_shutdown);
-        let mcp = Router::new().nest_service("/mcp", mcp);
+        let mcp = Router::new()
+            .nest_service("/mcp", mcp)
+            .layer(axum::middleware::from_fn(session_end_is_no_content));
         let mcp = match &self.auth_token {
             Some(token) => {
                 let token: Arc<str> = token.as_str().into();
@@ -235,4 +237,19 @@ impl App {
         engine.shutdown(std::time::Duration::from_secs(5)).await;
         Ok(())
     }
+}
+
+/// A `DELETE /mcp` that ends a session answers 204 instead of the transport's
+/// 202: nothing is left pending, and clients such as the Python SDK expect
+/// 200 or 204 there (they log a warning otherwise).
+async fn session_end_is_no_content(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
+    response
 }

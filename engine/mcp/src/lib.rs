@@ -141,12 +141,27 @@ async fn dispatch(
     }
 }
 
+/// Says which actions got no tool or a fallback name: a plugin author would
+/// otherwise look for a tool that isn't there.
+fn report_unlisted(registry: &dyn wabp_core::plugin::PluginRegistry) {
+    let (named, unlisted) = plugin_tools::named_actions(registry);
+    for (tool, spec) in named {
+        if tool != plugin_tools::tool_name(&spec.name) {
+            tracing::warn!(action = %spec.name, %tool, "action's usual tool name is taken; listed under a fallback name");
+        }
+    }
+    for u in unlisted {
+        tracing::warn!(action = %u.action, reason = %u.reason, "action not listed as an MCP tool");
+    }
+}
+
 /// Follows the registry: when the actions (and so the tools) change, bumps
 /// the version and tells every initialize-based session.
 async fn follow_registry(ctx: Weak<Context>) {
     let (mut changes, mut last) = {
         let Some(ctx) = ctx.upgrade() else { return };
         let registry = ctx.engine.registry.clone();
+        report_unlisted(registry.as_ref());
         (
             registry.subscribe_changes(),
             plugin_tools::fingerprint(registry.as_ref()),
@@ -159,6 +174,7 @@ async fn follow_registry(ctx: Weak<Context>) {
             continue;
         }
         last = now;
+        report_unlisted(ctx.engine.registry.as_ref());
         ctx.tools_version.send_modify(|v| *v += 1);
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = ctx.peers.lock().unwrap_or_else(|e| e.into_inner());

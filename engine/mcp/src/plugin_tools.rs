@@ -26,16 +26,56 @@ pub fn tool_name(action: &str) -> String {
         .unwrap_or_else(|| format!("browser_{action}"))
 }
 
+/// Why an action has no tool of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unlisted {
+    pub action: String,
+    pub reason: String,
+}
+
+/// Tool names for the registry's actions, in action-name order:
+/// `browser_<name>`, or `browser_action_<name>` when that is taken by a fixed
+/// tool or an earlier action. Actions with no usable name come back in the
+/// second list.
+pub fn named_actions(registry: &dyn PluginRegistry) -> (Vec<(String, ActionSpec)>, Vec<Unlisted>) {
+    let mut specs = registry.actions();
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut used: std::collections::HashSet<String> =
+        FIXED_TOOLS.iter().map(|t| t.to_string()).collect();
+    let (mut named, mut unlisted) = (Vec::with_capacity(specs.len()), Vec::new());
+    for spec in specs {
+        let preferred = tool_name(&spec.name);
+        let fallback = format!("browser_action_{}", spec.name);
+        let chosen = [preferred.clone(), fallback.clone()]
+            .into_iter()
+            .find(|name| valid_name(name) && !used.contains(name));
+        match chosen {
+            Some(name) => {
+                used.insert(name.clone());
+                named.push((name, spec));
+            }
+            None => unlisted.push(Unlisted {
+                reason: if valid_name(&preferred) {
+                    format!("both {preferred} and {fallback} are taken")
+                } else {
+                    format!(
+                        "{preferred:?} is not a valid MCP tool name (1-128 of A-Z a-z 0-9 _ - .)"
+                    )
+                },
+                action: spec.name,
+            }),
+        }
+    }
+    (named, unlisted)
+}
+
 /// The action a tool name runs, if any action has that tool name now.
 pub fn action_for_tool(registry: &dyn PluginRegistry, tool: &str) -> Option<String> {
-    if FIXED_TOOLS.contains(&tool) {
-        return None;
-    }
-    registry
-        .actions()
+    named_actions(registry)
+        .0
         .into_iter()
-        .map(|spec| spec.name)
-        .find(|name| tool_name(name) == tool && valid_name(tool))
+        .find(|(name, _)| name == tool)
+        .map(|(_, spec)| spec.name)
 }
 
 /// MCP tool names: 1-128 of `A-Za-z0-9_-.`.
@@ -47,7 +87,7 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
-fn tool_for(spec: &ActionSpec) -> Tool {
+fn tool_for(name: String, spec: &ActionSpec) -> Tool {
     let mut properties: Map<String, Value> = spec
         .params_schema
         .get("properties")
@@ -80,7 +120,7 @@ fn tool_for(spec: &ActionSpec) -> Tool {
         spec.description.clone()
     };
     Tool::new(
-        tool_name(&spec.name),
+        name,
         format!(
             "{description} (action `{}`; returns the before and after screenshots and the action envelope)",
             spec.name
@@ -89,25 +129,13 @@ fn tool_for(spec: &ActionSpec) -> Tool {
     )
 }
 
-/// A tool per action, skipping names that collide with a fixed tool or are
-/// not valid MCP tool names (logged once per listing).
+/// A tool per action (see `named_actions` for the names).
 pub fn plugin_tools(registry: &dyn PluginRegistry) -> Vec<Tool> {
-    let mut specs = registry.actions();
-    specs.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut tools = Vec::with_capacity(specs.len());
-    for spec in &specs {
-        let name = tool_name(&spec.name);
-        if FIXED_TOOLS.contains(&name.as_str()) {
-            tracing::debug!(action = %spec.name, "action not listed as a tool: its name is taken by a fixed tool");
-            continue;
-        }
-        if !valid_name(&name) {
-            tracing::debug!(action = %spec.name, "action not listed as a tool: not a valid MCP tool name");
-            continue;
-        }
-        tools.push(tool_for(spec));
-    }
-    tools
+    named_actions(registry)
+        .0
+        .into_iter()
+        .map(|(name, spec)| tool_for(name, &spec))
+        .collect()
 }
 
 /// What the tool list depends on, to tell a real change from a reload that
@@ -140,7 +168,7 @@ mod tests {
             params_schema: json!({"type": "object", "required": ["name"],
                 "properties": {"name": {"type": "string"}}}),
         };
-        let tool = tool_for(&spec);
+        let tool = tool_for(tool_name(&spec.name), &spec);
         assert_eq!(tool.name, "browser_greet");
         let schema = Value::Object((*tool.input_schema).clone());
         assert_eq!(schema["type"], "object");
@@ -148,5 +176,85 @@ mod tests {
         for key in ["name", "tab_id", "wait_until", "screenshot", "network"] {
             assert!(schema["properties"].get(key).is_some(), "{key}: {schema}");
         }
+    }
+
+    /// Only `actions` matters for naming.
+    struct Actions(Vec<&'static str>);
+
+    impl PluginRegistry for Actions {
+        fn action(&self, _: &str) -> Option<std::sync::Arc<dyn wabp_core::plugin::ActionHandler>> {
+            None
+        }
+        fn actions(&self) -> Vec<ActionSpec> {
+            self.0
+                .iter()
+                .map(|name| ActionSpec {
+                    name: name.to_string(),
+                    description: String::new(),
+                    params_schema: json!({"type": "object"}),
+                })
+                .collect()
+        }
+        fn markup(&self, _: &str) -> Option<std::sync::Arc<dyn wabp_core::plugin::MarkupRenderer>> {
+            None
+        }
+        fn markup_tags(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn wait(&self, _: &str) -> Option<std::sync::Arc<dyn wabp_core::plugin::WaitHeuristic>> {
+            None
+        }
+        fn waits(&self) -> Vec<wabp_core::plugin::WaitSpec> {
+            Vec::new()
+        }
+        fn plugins(&self) -> Vec<wabp_core::plugin::PluginInfo> {
+            Vec::new()
+        }
+        fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+            tokio::sync::watch::channel(0).1
+        }
+    }
+
+    #[test]
+    fn a_taken_name_falls_back_and_a_bad_one_is_reported() {
+        // `navigate` is a fixed tool; `press_key` would clash with the
+        // renamed `keyboard_press`; `a b` can't be a tool name.
+        let registry = Actions(vec![
+            "navigate",
+            "keyboard_press",
+            "press_key",
+            "greet",
+            "a b",
+        ]);
+        let (named, unlisted) = named_actions(&registry);
+        let names: Vec<(&str, &str)> = named
+            .iter()
+            .map(|(tool, spec)| (tool.as_str(), spec.name.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("browser_greet", "greet"),
+                ("browser_press_key", "keyboard_press"),
+                ("browser_action_navigate", "navigate"),
+                ("browser_action_press_key", "press_key"),
+            ]
+        );
+        assert_eq!(unlisted.len(), 1);
+        assert_eq!(unlisted[0].action, "a b");
+        assert_eq!(
+            action_for_tool(&registry, "browser_action_navigate").as_deref(),
+            Some("navigate")
+        );
+        assert_eq!(
+            action_for_tool(&registry, "browser_navigate"),
+            None,
+            "the fixed tool keeps its name"
+        );
+        assert_eq!(
+            action_for_tool(&registry, "browser_press_key").as_deref(),
+            Some("keyboard_press")
+        );
+        assert_eq!(plugin_tools(&registry).len(), 4);
     }
 }

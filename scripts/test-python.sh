@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Idempotent: a virtualenv with the official Python MCP SDK, for
+# tests/mcp.rs's Python client test. Prints the interpreter's path.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="target/test-venv"
+MCP_VERSION="2.3.0"
+if ! "$VENV/bin/python" -c "import mcp, importlib.metadata as m; assert m.version('mcp') == '$MCP_VERSION'" 2>/dev/null; then
+  echo "setup: creating $VENV with mcp==$MCP_VERSION" >&2
+  rm -rf "$VENV"
+  if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+  fi
+  "$VENV/bin/pip" install -q --disable-pip-version-check "mcp==$MCP_VERSION" >&2
+fi
+echo "$PWD/$VENV/bin/python"
