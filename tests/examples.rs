@@ -731,8 +731,35 @@ fn build_errors_name_the_missing_piece() {
         "cargo's stderr tail is shown: {message}"
     );
 
+    std::fs::write(krate.join("src/lib.rs"), &lib).unwrap();
+    // A toolchain without the wasm32-wasip2 standard library: a rustc whose
+    // sysroot has no such target. The CLI names the target and the fix.
+    let fake_rustc = dir.join("rustc-without-wasm");
+    std::fs::write(
+        &fake_rustc,
+        format!("#!/bin/sh\necho {}\n", dir.join("empty-sysroot").display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &fake_rustc,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (ok, out) = run_bounded(
+        Command::new(env!("CARGO_BIN_EXE_wabp"))
+            .args(["plugin", "build", "--no-install"])
+            .arg(&krate)
+            .env("RUSTC", &fake_rustc),
+        Duration::from_secs(60),
+    );
+    assert!(!ok, "a build without the target fails: {out}");
+    assert!(
+        out.contains("the wasm32-wasip2 target is not installed")
+            && out.contains("rustup target add wasm32-wasip2"),
+        "{out}"
+    );
+
     // Fixed, it builds and installs.
-    std::fs::write(krate.join("src/lib.rs"), lib).unwrap();
     let built = block_on(plugin_cli::build_plugin(&build_options(
         &krate,
         Some(&install),

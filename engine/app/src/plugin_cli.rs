@@ -1016,6 +1016,26 @@ mod tests {
     }
 
     #[test]
+    fn a_git_sdk_is_a_git_dependency_with_the_kind_feature() {
+        let (line, shown, lock) = sdk_dependency(
+            &SdkSource::Git {
+                url: "https://example.org/wabp.git".into(),
+                rev: Some("v0.1".into()),
+            },
+            Path::new("/tmp/p"),
+            PluginKind::Markup,
+        )
+        .unwrap();
+        let parsed: toml::Table = toml::from_str(&line).expect("a TOML line");
+        let dep = &parsed[SDK_PACKAGE];
+        assert_eq!(dep["git"].as_str(), Some("https://example.org/wabp.git"));
+        assert_eq!(dep["rev"].as_str(), Some("v0.1"));
+        assert_eq!(dep["features"][0].as_str(), Some("markup"));
+        assert_eq!(shown, "git https://example.org/wabp.git");
+        assert!(lock.is_none(), "no lock to seed from a remote SDK");
+    }
+
+    #[test]
     fn toml_strings_are_escaped() {
         assert_eq!(toml_string(r#"a"b\c"#), r#""a\"b\\c""#);
     }
