@@ -629,6 +629,168 @@ fn users_get_their_own_cookies_and_tabs() {
     });
 }
 
+/// History, saved network calls, exports and downloads are per user too:
+/// another user's records are invisible (404 by id) and untouched by deletes.
+#[test]
+fn users_see_only_their_own_history_network_and_downloads() {
+    let (h, _g) = shared();
+    block_on(async {
+        let (status, tab) = h.post("/tabs", json!({ "userId": "hist-alice" })).await;
+        assert_eq!(status, 201, "{tab}");
+        let alice = tab["id"].as_str().unwrap().to_string();
+        let (status, tab) = h.post("/tabs", json!({ "userId": "hist-bob" })).await;
+        assert_eq!(status, 201, "{tab}");
+        let bob = tab["id"].as_str().unwrap().to_string();
+
+        // Alice navigates with a network tag, then downloads a file.
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{alice}/navigate?userId=hist-alice"),
+                json!({ "url": h.url("/events"), "network": { "tag": "alice-net" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let alice_action = env["action_id"].as_str().unwrap().to_string();
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{alice}/click?userId=hist-alice"),
+                json!({ "selector": "#download", "screenshot": { "area": QUIET }, "wait_until": { "type": "time", "duration_ms": 1500 } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let download = env["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "download_started")
+            .map(|e| e["data"]["download_id"].as_str().unwrap().to_string())
+            .expect("download_started");
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{bob}/navigate?userId=hist-bob"),
+                json!({ "url": h.url("/"), "screenshot": { "area": QUIET } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+
+        let tabs_in = |body: &Value, list: &str| -> Vec<String> {
+            body[list]
+                .as_array()
+                .unwrap_or_else(|| panic!("{list}: {body}"))
+                .iter()
+                .map(|r| r["tab_id"].as_str().unwrap_or_default().to_string())
+                .collect()
+        };
+        for (user, own, other) in [("hist-alice", &alice, &bob), ("hist-bob", &bob, &alice)] {
+            let (_, actions) = h.get(&format!("/history/actions?userId={user}")).await;
+            let tabs = tabs_in(&actions, "actions");
+            assert!(tabs.contains(own), "{user} sees their actions: {actions}");
+            assert!(!tabs.contains(other), "{user} sees no other user's actions");
+            let (_, events) = h.get(&format!("/history/events?userId={user}")).await;
+            assert!(
+                !tabs_in(&events, "events").contains(other),
+                "{user}: {events}"
+            );
+        }
+        let (_, actions) = h.get("/history/actions").await;
+        let tabs = tabs_in(&actions, "actions");
+        assert!(
+            !tabs.contains(&alice) && !tabs.contains(&bob),
+            "no userId sees neither"
+        );
+
+        // By id: another user's action, screenshot and download are not found.
+        let (status, body) = h
+            .get(&format!("/history/actions/{alice_action}?userId=hist-bob"))
+            .await;
+        assert_eq!(status, 404, "{body}");
+        let (status, body) = h
+            .get(&format!(
+                "/history/actions/{alice_action}?userId=hist-alice"
+            ))
+            .await;
+        assert_eq!(
+            (status, body["user_id"].as_str()),
+            (200, Some("hist-alice")),
+            "{body}"
+        );
+        let (status, _) = h
+            .get(&format!(
+                "/history/actions/{alice_action}/screenshot?userId=hist-bob"
+            ))
+            .await;
+        assert_eq!(status, 404);
+        let (status, body) = h
+            .get(&format!("/downloads/{download}?userId=hist-bob"))
+            .await;
+        assert_eq!(status, 404, "{body}");
+        let (status, body) = h
+            .get(&format!("/downloads/{download}?userId=hist-alice"))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        for who in ["?userId=hist-bob", ""] {
+            let (_, list) = h.get(&format!("/downloads{who}")).await;
+            assert!(
+                !list["downloads"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|d| d["id"] == download.as_str()),
+                "{who}: {list}"
+            );
+        }
+
+        // Saved network calls: only alice reads (or exports) them.
+        let (_, calls) = h.get("/network?tag=alice-net&userId=hist-alice").await;
+        assert!(calls["total"].as_u64().unwrap() > 0, "{calls}");
+        let (_, calls) = h.get("/network?tag=alice-net&userId=hist-bob").await;
+        assert_eq!(calls["total"], 0, "{calls}");
+        let (_, har) = h.get("/network/har?tag=alice-net&userId=hist-bob").await;
+        assert_eq!(har["log"]["entries"].as_array().unwrap().len(), 0, "{har}");
+        let (_, session) = h.get("/history/sessions/current").await;
+        let session = session["id"].as_str().unwrap().to_string();
+        let (_, export) = h
+            .get(&format!(
+                "/history/sessions/{session}/export?userId=hist-bob"
+            ))
+            .await;
+        assert!(
+            !tabs_in(&export, "actions").contains(&alice),
+            "export is bob's only"
+        );
+        assert!(!tabs_in(&export, "network_calls").contains(&alice));
+        // Bob can't save alice's tab's calls, nor delete alice's.
+        let (status, body) = h
+            .post(
+                "/network/save",
+                json!({ "userId": "hist-bob", "tab_id": alice, "tag": "stolen" }),
+            )
+            .await;
+        assert_eq!(status, 404, "{body}");
+        let (_, deleted) = h.delete("/network?tag=alice-net&userId=hist-bob").await;
+        assert_eq!(deleted["deleted"], 0, "{deleted}");
+        let (status, _) = h.delete("/history?userId=hist-bob").await;
+        assert_eq!(status, 200);
+        let (_, actions) = h.get("/history/actions?userId=hist-alice").await;
+        assert!(
+            tabs_in(&actions, "actions").contains(&alice),
+            "bob's delete left alice's history"
+        );
+        let (_, actions) = h.get("/history/actions?userId=hist-bob").await;
+        assert_eq!(actions["total"], 0, "bob's history is gone: {actions}");
+        let (_, calls) = h.get("/network?tag=alice-net&userId=hist-alice").await;
+        assert!(
+            calls["total"].as_u64().unwrap() > 0,
+            "alice's calls stay: {calls}"
+        );
+
+        for (tab, user) in [(alice, "hist-alice"), (bob, "hist-bob")] {
+            let (status, body) = h.delete(&format!("/tabs/{tab}?userId={user}")).await;
+            assert_eq!(status, 200, "{body}");
+        }
+    });
+}
+
 #[test]
 fn session_limits_evict_the_idle_and_refuse_extra_tabs() {
     let (base, _g) = shared();

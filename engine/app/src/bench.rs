@@ -262,9 +262,11 @@ async fn main() -> anyhow::Result<()> {
                         event_type: "navigation".into(),
                         virtual_time_ms: Some(0),
                         data: json!({ "url": "http://127.0.0.1/" }),
+                        user_id: None,
                     }],
                     screenshot_before: with_shots.then(|| frame.clone()),
                     screenshot_after: with_shots.then(|| frame.clone()),
+                    user_id: None,
                 })
                 .await?;
             samples.push(started.elapsed().as_secs_f64() * 1000.0);

@@ -28,6 +28,7 @@ impl ActionLog for HistoryLog {
                             event_type: e.event_type.clone(),
                             virtual_time_ms: Some(e.virtual_time_ms as i64),
                             data: e.data.clone(),
+                            user_id: None, // the action's, set by the store
                         })
                         .collect();
                     let virtual_time = envelope
@@ -74,13 +75,14 @@ impl ActionLog for HistoryLog {
                 events,
                 screenshot_before: before,
                 screenshot_after: after,
+                user_id: action.user_id.clone(),
             })
             .await
             .map_err(storage_error)?;
         if let Some((tag, calls)) = network {
             let calls = calls
                 .iter()
-                .map(|c| to_history_call(c, Some(&record.id)))
+                .map(|c| to_history_call(c, Some(&record.id), action.user_id.clone()))
                 .collect::<wabp_core::Result<Vec<_>>>()?;
             self.0
                 .save_network_calls(&tag, calls)
@@ -90,10 +92,15 @@ impl ActionLog for HistoryLog {
         Ok(record.id)
     }
 
-    async fn save_network(&self, tag: &str, calls: Vec<NetworkCall>) -> wabp_core::Result<usize> {
+    async fn save_network(
+        &self,
+        tag: &str,
+        calls: Vec<NetworkCall>,
+        user_id: Option<String>,
+    ) -> wabp_core::Result<usize> {
         let calls = calls
             .iter()
-            .map(|c| to_history_call(c, None))
+            .map(|c| to_history_call(c, None, user_id.clone()))
             .collect::<wabp_core::Result<Vec<_>>>()?;
         self.0
             .save_network_calls(tag, calls)
@@ -106,12 +113,16 @@ impl ActionLog for HistoryLog {
 fn to_history_call(
     call: &NetworkCall,
     action_id: Option<&str>,
+    user_id: Option<String>,
 ) -> wabp_core::Result<wabp_history::NetworkCall> {
     let mut value = serde_json::to_value(call).map_err(|e| Error::internal(e.to_string()))?;
     if let Some(id) = action_id {
         value["action_id"] = json!(id);
     }
-    serde_json::from_value(value).map_err(|e| Error::internal(format!("network call: {e}")))
+    let mut call: wabp_history::NetworkCall =
+        serde_json::from_value(value).map_err(|e| Error::internal(format!("network call: {e}")))?;
+    call.user_id = user_id;
+    Ok(call)
 }
 
 /// Params are kept as sent, except values under names that usually carry

@@ -35,6 +35,9 @@ pub struct Download {
     pub guid: String,
     #[serde(skip)]
     pub tab_id: String,
+    /// The `userId` owning the tab it came from; only that user sees it.
+    #[serde(skip)]
+    pub user_id: Option<String>,
     pub url: String,
     pub filename: String,
     pub path: String,
@@ -182,6 +185,7 @@ mod tests {
             id: "dl_1".into(),
             guid: "g".into(),
             tab_id: "t".into(),
+            user_id: None,
             url: "http://x/a.pdf".into(),
             filename: "a.pdf".into(),
             path: String::new(),

@@ -586,15 +586,15 @@ impl Engine {
     }
 
     fn on_download_begin(&self, e: &EventDownloadWillBegin) {
-        let tab_id = self
-            .tab_for_frame(e.frame_id.inner())
-            .map(|t| t.id.clone())
-            .unwrap_or_default();
+        let tab = self.tab_for_frame(e.frame_id.inner());
+        let tab_id = tab.as_ref().map(|t| t.id.clone()).unwrap_or_default();
+        let user_id = tab.and_then(|t| t.owner());
         let filename = safe_file_name(&e.suggested_filename);
         let download = Download {
             id: short_id("dl"),
             guid: e.guid.clone(),
             tab_id,
+            user_id,
             url: e.url.clone(),
             mime_type: mime_from_name(&filename).into(),
             path: self.downloads_dir().join(&e.guid).display().to_string(),
@@ -838,6 +838,7 @@ impl Engine {
             started_ms,
             completed_ms: now_ms(),
             network,
+            user_id: tab.owner(),
             outcome: match &outcome {
                 Ok(envelope) => Ok(envelope.clone()),
                 Err(err) => Err(err.message.clone()),
@@ -1101,7 +1102,10 @@ impl Engine {
             .unwrap()
             .clone()
             .ok_or_else(|| Error::new(ErrorCode::NotFound, "this engine records no history"))?;
-        log.save_network(tag, tab.network_calls()).await
+        // Calls whose bodies are still being fetched get them (bounded).
+        tab.bodies_settled(Duration::from_secs(2)).await;
+        log.save_network(tag, tab.network_calls(), tab.owner())
+            .await
     }
 
     /// `POST /tabs/{id}/curl`: an HTTP request made by the page's own
@@ -1172,7 +1176,7 @@ impl Engine {
                     "this engine records no history to tag into",
                 )
             })?;
-            log.save_network(&tag, vec![call]).await?;
+            log.save_network(&tag, vec![call], tab.owner()).await?;
         }
         Ok(answer)
     }
@@ -1258,17 +1262,23 @@ impl Engine {
             .find_map(|t| find(t).map(|found| (t.clone(), found)))
     }
 
-    /// `POST /file-chooser/{id}`: files for an open chooser, or cancel.
+    /// `POST /file-chooser/{id}`: files for an open chooser in one of
+    /// `user`'s tabs, or cancel.
     pub async fn answer_file_chooser(
         &self,
         chooser_id: &str,
         files: Option<Vec<String>>,
         save_path: Option<String>,
         cancel: bool,
+        user: Option<&str>,
     ) -> Result<Value> {
         self.ensure_agent_mode()?;
         let (tab, chooser) = self
-            .find_tab(|t| t.pending_file_chooser(chooser_id))
+            .find_tab(|t| {
+                (t.owner().as_deref() == user)
+                    .then(|| t.pending_file_chooser(chooser_id))
+                    .flatten()
+            })
             .ok_or_else(|| {
                 Error::new(
                     ErrorCode::FileChooserNotPresent,
@@ -1345,10 +1355,15 @@ impl Engine {
         popup_id: &str,
         indices: Option<Vec<u64>>,
         cancel: bool,
+        user: Option<&str>,
     ) -> Result<Value> {
         self.ensure_agent_mode()?;
         let (tab, select) = self
-            .find_tab(|t| t.pending_select(popup_id))
+            .find_tab(|t| {
+                (t.owner().as_deref() == user)
+                    .then(|| t.pending_select(popup_id))
+                    .flatten()
+            })
             .ok_or_else(|| {
                 Error::new(
                     ErrorCode::NotFound,
@@ -1401,24 +1416,33 @@ impl Engine {
         Ok(json!({ "success": true, "value": result.get("value") }))
     }
 
-    pub fn downloads(&self, state: Option<DownloadState>, limit: usize) -> Vec<Download> {
+    /// The downloads of `user`'s tabs (`None`: requests without a userId),
+    /// newest first.
+    pub fn downloads(
+        &self,
+        state: Option<DownloadState>,
+        limit: usize,
+        user: Option<&str>,
+    ) -> Vec<Download> {
         self.downloads
             .lock()
             .unwrap()
             .iter()
             .rev()
+            .filter(|d| d.user_id.as_deref() == user)
             .filter(|d| state.is_none_or(|s| d.state == s))
             .take(limit)
             .cloned()
             .collect()
     }
 
-    pub fn download(&self, id: &str) -> Result<Download> {
+    /// One of `user`'s downloads; another user's is not found.
+    pub fn download(&self, id: &str, user: Option<&str>) -> Result<Download> {
         self.downloads
             .lock()
             .unwrap()
             .iter()
-            .find(|d| d.id == id)
+            .find(|d| d.id == id && d.user_id.as_deref() == user)
             .cloned()
             .ok_or_else(|| {
                 Error::new(
@@ -1428,8 +1452,8 @@ impl Engine {
             })
     }
 
-    pub async fn cancel_download(&self, id: &str) -> Result<Value> {
-        let download = self.download(id)?;
+    pub async fn cancel_download(&self, id: &str, user: Option<&str>) -> Result<Value> {
+        let download = self.download(id, user)?;
         if download.state != DownloadState::InProgress {
             return Err(Error::invalid(format!(
                 "download {id} is not in progress (state: {})",

@@ -24,6 +24,9 @@ pub struct LoggedAction {
     /// Calls to save with the action: (tag, calls), when the request's
     /// `network.tag` asked for it.
     pub network: Option<(String, Vec<NetworkCall>)>,
+    /// The tab owner's `userId` (`None`: none); the action, its events and
+    /// its calls are recorded for that user only.
+    pub user_id: Option<String>,
 }
 
 #[async_trait]
@@ -32,6 +35,12 @@ pub trait ActionLog: Send + Sync {
     /// sent only after this returns, so an answered action is never lost.
     async fn record(&self, action: LoggedAction) -> Result<String>;
 
-    /// Saves calls under a tag (`POST /network/save`); returns how many.
-    async fn save_network(&self, tag: &str, calls: Vec<NetworkCall>) -> Result<usize>;
+    /// Saves calls under a tag (`POST /network/save`) for the tab owner
+    /// `user_id`; returns how many.
+    async fn save_network(
+        &self,
+        tag: &str,
+        calls: Vec<NetworkCall>,
+        user_id: Option<String>,
+    ) -> Result<usize>;
 }

@@ -12,7 +12,8 @@ use crate::events::{self, NewEvent};
 use crate::screenshots::{self, ScreenshotKind};
 use crate::sessions;
 use crate::sql::{
-    Conditions, json_column, json_text, optional_json_column, optional_json_text, page_sql,
+    Conditions, RowOwner, json_column, json_text, optional_json_column, optional_json_text,
+    page_sql,
 };
 
 /// An action to record, as the action loop has it after answering.
@@ -38,6 +39,8 @@ pub struct NewAction {
     /// Encoded images (WebP), written to `screenshots/`.
     pub screenshot_before: Option<Vec<u8>>,
     pub screenshot_after: Option<Vec<u8>>,
+    /// The `userId` of the tab's owner (`None`: no userId); its events get it too.
+    pub user_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,6 +61,8 @@ pub struct ActionRecord {
     pub screenshot_before: Option<PathBuf>,
     pub screenshot_after: Option<PathBuf>,
     pub virtual_time_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
 }
 
 impl ActionRecord {
@@ -83,10 +88,14 @@ pub struct ActionFilter {
     pub until_ms: Option<i64>,
     pub limit: Option<u32>,
     pub offset: Option<u32>,
+    /// Set by the caller, never from a query string.
+    #[serde(skip)]
+    pub owner: RowOwner,
 }
 
 const COLUMNS: &str = "id, session_id, tab_id, action_type, params, result, error, started_ms, \
-    completed_ms, duration_ms, timing, scroll, screenshot_before, screenshot_after, virtual_time_ms";
+    completed_ms, duration_ms, timing, scroll, screenshot_before, screenshot_after, virtual_time_ms, \
+    user_id";
 
 fn from_row(session_dir: &Path, row: &Row<'_>) -> rusqlite::Result<ActionRecord> {
     let absolute = |column: &str| -> rusqlite::Result<Option<PathBuf>> {
@@ -110,6 +119,7 @@ fn from_row(session_dir: &Path, row: &Row<'_>) -> rusqlite::Result<ActionRecord>
         screenshot_before: absolute("screenshot_before")?,
         screenshot_after: absolute("screenshot_after")?,
         virtual_time_ms: row.get("virtual_time_ms")?,
+        user_id: row.get("user_id")?,
     })
 }
 
@@ -147,7 +157,7 @@ pub(crate) fn record(
     tx.execute(
         &format!(
             "INSERT INTO actions ({COLUMNS})
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
         ),
         params![
             id,
@@ -165,9 +175,11 @@ pub(crate) fn record(
             before,
             after,
             action.virtual_time_ms,
+            action.user_id,
         ],
     )?;
-    for event in action.events {
+    for mut event in action.events {
+        event.user_id = action.user_id.clone();
         events::insert(&tx, &session_id, Some(&id), event, recorded_ms)?;
     }
     tx.commit()?;
@@ -189,6 +201,7 @@ pub(crate) fn record(
         timing: action.timing,
         scroll: action.scroll,
         virtual_time_ms: action.virtual_time_ms,
+        user_id: action.user_id,
     })
 }
 
@@ -199,7 +212,8 @@ fn conditions(filter: &ActionFilter) -> Conditions {
         .equals("tab_id", filter.tab_id.as_deref())
         .equals("action_type", filter.action_type.as_deref())
         .compare("started_ms", ">=", filter.since_ms)
-        .compare("started_ms", "<", filter.until_ms);
+        .compare("started_ms", "<", filter.until_ms)
+        .owned_by("user_id", &filter.owner);
     conditions
 }
 

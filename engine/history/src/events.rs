@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ids;
-use crate::sql::{Conditions, json_column, json_text, page_sql};
+use crate::sql::{Conditions, RowOwner, json_column, json_text, page_sql};
 
 /// An event to record; the store adds ids, session, action and time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -16,6 +16,9 @@ pub struct NewEvent {
     pub event_type: String,
     pub virtual_time_ms: Option<i64>,
     pub data: Value,
+    /// The tab owner's `userId`; an action's events take the action's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
 }
 
 /// A recorded event. Serialised with `type` for `event_type`, like the
@@ -31,6 +34,8 @@ pub struct EventRecord {
     pub virtual_time_ms: Option<i64>,
     pub data: Value,
     pub recorded_ms: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
 }
 
 /// Exact-match filters (unset = any) and a page. Results are in recording
@@ -45,10 +50,13 @@ pub struct EventFilter {
     pub event_type: Option<String>,
     pub limit: Option<u32>,
     pub offset: Option<u32>,
+    /// Set by the caller, never from a query string.
+    #[serde(skip)]
+    pub owner: RowOwner,
 }
 
 const COLUMNS: &str =
-    "id, session_id, action_id, tab_id, event_type, virtual_time_ms, data, recorded_ms";
+    "id, session_id, action_id, tab_id, event_type, virtual_time_ms, data, recorded_ms, user_id";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<EventRecord> {
     Ok(EventRecord {
@@ -60,6 +68,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<EventRecord> {
         virtual_time_ms: row.get("virtual_time_ms")?,
         data: json_column(row, "data")?,
         recorded_ms: row.get("recorded_ms")?,
+        user_id: row.get("user_id")?,
     })
 }
 
@@ -79,9 +88,10 @@ pub(crate) fn insert(
         virtual_time_ms: event.virtual_time_ms,
         data: event.data,
         recorded_ms,
+        user_id: event.user_id,
     };
     conn.prepare_cached(&format!(
-        "INSERT INTO events ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+        "INSERT INTO events ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
     ))?
     .execute(params![
         record.id,
@@ -92,6 +102,7 @@ pub(crate) fn insert(
         record.virtual_time_ms,
         json_text(&record.data),
         record.recorded_ms,
+        record.user_id,
     ])?;
     Ok(record)
 }
@@ -102,7 +113,8 @@ fn conditions(filter: &EventFilter) -> Conditions {
         .equals("session_id", filter.session_id.as_deref())
         .equals("action_id", filter.action_id.as_deref())
         .equals("tab_id", filter.tab_id.as_deref())
-        .equals("event_type", filter.event_type.as_deref());
+        .equals("event_type", filter.event_type.as_deref())
+        .owned_by("user_id", &filter.owner);
     conditions
 }
 

@@ -70,6 +70,7 @@ pub use ids::now_ms;
 pub use network::{NetworkCall, NetworkFilter};
 pub use screenshots::ScreenshotKind;
 pub use sessions::SessionRecord;
+pub use sql::RowOwner;
 pub use store::{DATABASE_FILE, DeletedCounts, HistoryOptions, HistoryStore};
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::sql::{Conditions, json_column};
+use crate::sql::{Conditions, RowOwner, json_column};
 
 /// One HTTP call, in the ABP `GET /network` JSON shape. The extension fields
 /// (`session_id`, truncation flags, `body_encoding`) are omitted when unset.
@@ -57,6 +57,9 @@ pub struct NetworkCall {
     pub timing_ms: Option<f64>,
     /// When the request started, ms since the Unix epoch.
     pub timestamp_ms: i64,
+    /// The `userId` of the tab's owner (`None`: no userId).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -82,12 +85,16 @@ pub struct NetworkFilter {
     pub action_id: Option<String>,
     /// Include `request_body` and `response_body` (default false).
     pub include_body: bool,
+    /// Set by the caller, never from a query string.
+    #[serde(skip)]
+    pub owner: RowOwner,
 }
 
 /// The filter's regexes, compiled once before the query runs.
 pub(crate) struct CompiledFilter {
     fields: Vec<(Field, Regex)>,
     pub(crate) include_body: bool,
+    owner: RowOwner,
 }
 
 #[derive(Clone, Copy)]
@@ -154,6 +161,7 @@ impl NetworkFilter {
         Ok(CompiledFilter {
             fields,
             include_body: self.include_body,
+            owner: self.owner.clone(),
         })
     }
 }
@@ -227,7 +235,7 @@ impl<'a> UrlParts<'a> {
 
 const COLUMNS_WITHOUT_BODIES: &str = "id, session_id, tag, tab_id, action_id, url, method, status, \
      resource_type, request_headers, response_headers, request_body_truncated, \
-     response_body_truncated, body_encoding, timing_ms, timestamp_ms";
+     response_body_truncated, body_encoding, timing_ms, timestamp_ms, user_id";
 
 fn from_row(row: &Row<'_>, include_body: bool) -> rusqlite::Result<NetworkCall> {
     let (request_body, response_body) = if include_body {
@@ -258,6 +266,7 @@ fn from_row(row: &Row<'_>, include_body: bool) -> rusqlite::Result<NetworkCall> 
         },
         timing_ms: row.get("timing_ms")?,
         timestamp_ms: row.get("timestamp_ms")?,
+        user_id: row.get("user_id")?,
     })
 }
 
@@ -272,8 +281,8 @@ pub(crate) fn insert(conn: &Connection, call: &NetworkCall) -> rusqlite::Result<
         "INSERT INTO network_calls (id, session_id, tag, tab_id, action_id, url, method, status,
              resource_type, request_headers, response_headers, request_body, response_body,
              request_body_truncated, response_body_truncated, body_encoding, timing_ms,
-             timestamp_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+             timestamp_ms, user_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
     )?
     .execute(params![
         call.id,
@@ -294,6 +303,7 @@ pub(crate) fn insert(conn: &Connection, call: &NetworkCall) -> rusqlite::Result<
         call.body_encoding,
         call.timing_ms,
         call.timestamp_ms,
+        call.user_id,
     ])?;
     Ok(())
 }
@@ -306,7 +316,9 @@ pub(crate) fn query(
     filter: &CompiledFilter,
 ) -> rusqlite::Result<Vec<NetworkCall>> {
     let mut conditions = Conditions::default();
-    conditions.equals("session_id", session_id);
+    conditions
+        .equals("session_id", session_id)
+        .owned_by("user_id", &filter.owner);
     let columns = if filter.include_body {
         format!("{COLUMNS_WITHOUT_BODIES}, request_body, response_body")
     } else {
@@ -328,12 +340,18 @@ pub(crate) fn query(
     Ok(calls)
 }
 
-/// Deletes calls with exactly this tag, or all calls.
-pub(crate) fn delete(conn: &Connection, tag: Option<&str>) -> rusqlite::Result<usize> {
-    match tag {
-        Some(tag) => conn.execute("DELETE FROM network_calls WHERE tag = ?1", [tag]),
-        None => conn.execute("DELETE FROM network_calls", []),
-    }
+/// Deletes the owner's calls with exactly this tag, or all of them.
+pub(crate) fn delete(
+    conn: &Connection,
+    tag: Option<&str>,
+    owner: &RowOwner,
+) -> rusqlite::Result<usize> {
+    let mut conditions = Conditions::default();
+    conditions.equals("tag", tag).owned_by("user_id", owner);
+    conn.execute(
+        &format!("DELETE FROM network_calls{}", conditions.where_sql()),
+        conditions.params(),
+    )
 }
 
 #[cfg(test)]

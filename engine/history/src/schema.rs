@@ -81,6 +81,16 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE INDEX network_by_tag ON network_calls(tag);
     CREATE INDEX network_by_session ON network_calls(session_id);
     ",
+    // 2: the `userId` each row was recorded for (NULL: none), so a user reads
+    // and deletes only their own history and network calls.
+    "
+    ALTER TABLE actions ADD COLUMN user_id TEXT;
+    ALTER TABLE events ADD COLUMN user_id TEXT;
+    ALTER TABLE network_calls ADD COLUMN user_id TEXT;
+    CREATE INDEX actions_by_user ON actions(user_id, started_ms);
+    CREATE INDEX events_by_user ON events(user_id);
+    CREATE INDEX network_by_user ON network_calls(user_id);
+    ",
 ];
 
 /// The schema version this build writes.

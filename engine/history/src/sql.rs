@@ -37,6 +37,26 @@ fn parse_json<T: DeserializeOwned>(row: &Row<'_>, column: &str, text: &str) -> r
     })
 }
 
+/// Whose rows a query or delete sees. `Any` is for the engine's own callers;
+/// the REST API always narrows to the caller: `Only(None)` is the rows
+/// recorded for requests without a `userId`, `Only(Some(u))` user `u`'s.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RowOwner {
+    #[default]
+    Any,
+    Only(Option<String>),
+}
+
+impl RowOwner {
+    /// Whether a row recorded for `user_id` is visible.
+    pub fn sees(&self, user_id: Option<&str>) -> bool {
+        match self {
+            RowOwner::Any => true,
+            RowOwner::Only(owner) => owner.as_deref() == user_id,
+        }
+    }
+}
+
 /// `WHERE a = ? AND b >= ? ...` with its parameters in order.
 #[derive(Default)]
 pub(crate) struct Conditions {
@@ -59,6 +79,18 @@ impl Conditions {
         if let Some(value) = value {
             self.clauses.push(format!("{column} {op} ?"));
             self.params.push(SqlValue::Integer(value));
+        }
+        self
+    }
+
+    /// Adds `column IS value` (NULL matching NULL) unless the owner is `Any`.
+    pub(crate) fn owned_by(&mut self, column: &str, owner: &RowOwner) -> &mut Self {
+        if let RowOwner::Only(user) = owner {
+            self.clauses.push(format!("{column} IS ?"));
+            self.params.push(match user {
+                Some(user) => SqlValue::Text(user.clone()),
+                None => SqlValue::Null,
+            });
         }
         self
     }

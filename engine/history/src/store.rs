@@ -18,6 +18,7 @@ use crate::network::{self, NetworkCall, NetworkFilter};
 use crate::schema;
 use crate::screenshots::{self, ScreenshotKind};
 use crate::sessions::{self, SessionRecord};
+use crate::sql::RowOwner;
 
 pub const DATABASE_FILE: &str = "history.db";
 
@@ -193,9 +194,10 @@ impl HistoryStore {
     }
 
     /// `{"session", "actions", "events", "network_calls"}` of one session,
-    /// read in one transaction (a consistent snapshot). Network calls carry
-    /// their bodies. `None` if there is no such session.
-    pub async fn export_session(&self, session_id: &str) -> Result<Option<Value>> {
+    /// the rows `owner` sees, read in one transaction (a consistent
+    /// snapshot). Network calls carry their bodies. `None` if there is no
+    /// such session.
+    pub async fn export_session(&self, session_id: &str, owner: RowOwner) -> Result<Option<Value>> {
         let id = session_id.to_owned();
         self.read("export session", move |conn, session_dir| {
             let tx = conn.transaction()?;
@@ -207,6 +209,7 @@ impl HistoryStore {
                 &session_dir,
                 &ActionFilter {
                     session_id: Some(id.clone()),
+                    owner: owner.clone(),
                     ..ActionFilter::default()
                 },
             )?;
@@ -214,11 +217,13 @@ impl HistoryStore {
                 &tx,
                 &EventFilter {
                     session_id: Some(id.clone()),
+                    owner: owner.clone(),
                     ..EventFilter::default()
                 },
             )?;
             let everything = NetworkFilter {
                 include_body: true,
+                owner,
                 ..NetworkFilter::default()
             }
             .compile()?;
@@ -264,18 +269,23 @@ impl HistoryStore {
         .await
     }
 
-    /// The image bytes; `None` if the action does not exist or has no such
-    /// screenshot. A row whose file is gone is an error (the history is damaged).
+    /// The image bytes; `None` if the action does not exist, is not the
+    /// owner's, or has no such screenshot. A row whose file is gone is an
+    /// error (the history is damaged).
     pub async fn action_screenshot(
         &self,
         action_id: &str,
         kind: ScreenshotKind,
+        owner: RowOwner,
     ) -> Result<Option<Vec<u8>>> {
         let id = action_id.to_owned();
         self.read("read screenshot", move |conn, session_dir| {
             let Some(action) = actions::get(conn, &session_dir, &id)? else {
                 return Ok(None);
             };
+            if !owner.sees(action.user_id.as_deref()) {
+                return Ok(None);
+            }
             let Some(path) = action.screenshot_path(kind) else {
                 return Ok(None);
             };
@@ -341,22 +351,47 @@ impl HistoryStore {
         .await
     }
 
-    /// Deletes every session, action, event, network call and screenshot,
-    /// except the current session's row: it is kept (emptied) so the engine
-    /// keeps recording into it without starting a new one.
-    pub async fn delete_all(&self) -> Result<DeletedCounts> {
+    /// Deletes every action, event, network call and screenshot `owner`
+    /// sees, then every session left with no rows, except the current
+    /// session's row: it is kept (emptied) so the engine keeps recording into
+    /// it without starting a new one.
+    pub async fn delete_all(&self, owner: RowOwner) -> Result<DeletedCounts> {
         let keep = self.current_session_id();
         self.write("delete all", move |conn, session_dir| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let deleted = actions::delete(&tx, &ActionFilter::default())?;
-            let other_events = events::delete(&tx, &EventFilter::default())?;
-            let network_calls = network::delete(&tx, None)?;
+            let deleted = actions::delete(
+                &tx,
+                &ActionFilter {
+                    owner: owner.clone(),
+                    ..ActionFilter::default()
+                },
+            )?;
+            let other_events = events::delete(
+                &tx,
+                &EventFilter {
+                    owner: owner.clone(),
+                    ..EventFilter::default()
+                },
+            )?;
+            let network_calls = network::delete(&tx, None, &owner)?;
+            // Sessions other users still have rows in stay.
+            let unused = "NOT EXISTS (SELECT 1 FROM actions a WHERE a.session_id = sessions.id)
+                 AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_id = sessions.id)
+                 AND NOT EXISTS (SELECT 1 FROM network_calls n WHERE n.session_id = sessions.id)";
             let sessions = match &keep {
-                Some(id) => tx.execute("DELETE FROM sessions WHERE id != ?1", [id])?,
-                None => tx.execute("DELETE FROM sessions", [])?,
+                Some(id) => tx.execute(
+                    &format!("DELETE FROM sessions WHERE id != ?1 AND {unused}"),
+                    [id],
+                )?,
+                None => tx.execute(&format!("DELETE FROM sessions WHERE {unused}"), [])?,
             };
             tx.commit()?;
-            screenshots::remove_every_action_file(&session_dir);
+            match owner {
+                RowOwner::Any => screenshots::remove_every_action_file(&session_dir),
+                RowOwner::Only(_) => {
+                    screenshots::remove_all(&session_dir, &deleted.screenshot_files)
+                }
+            }
             Ok(DeletedCounts {
                 sessions,
                 actions: deleted.actions,
@@ -401,11 +436,11 @@ impl HistoryStore {
         .await
     }
 
-    /// Deletes calls saved under exactly `tag`, or all calls.
-    pub async fn delete_network(&self, tag: Option<&str>) -> Result<usize> {
+    /// Deletes the calls `owner` sees saved under exactly `tag`, or all of them.
+    pub async fn delete_network(&self, tag: Option<&str>, owner: RowOwner) -> Result<usize> {
         let tag = tag.map(str::to_owned);
         self.write("delete network calls", move |conn, _| {
-            Ok(network::delete(conn, tag.as_deref())?)
+            Ok(network::delete(conn, tag.as_deref(), &owner)?)
         })
         .await
     }

@@ -58,6 +58,7 @@ fn event(tab_id: &str, event_type: &str) -> NewEvent {
         event_type: event_type.into(),
         virtual_time_ms: Some(1_700_000_000_100),
         data: json!({ "url": "https://example.com/" }),
+        user_id: None,
     }
 }
 
@@ -264,7 +265,7 @@ async fn record_action_with_screenshots_and_events_reads_back() {
     assert_eq!(read.virtual_time_ms, Some(1_001));
 
     let image = store
-        .action_screenshot(&recorded.id, ScreenshotKind::After)
+        .action_screenshot(&recorded.id, ScreenshotKind::After, RowOwner::Any)
         .await
         .unwrap();
     assert_eq!(image.as_deref(), Some(&b"RIFF-after"[..]));
@@ -299,7 +300,7 @@ async fn record_action_with_screenshots_and_events_reads_back() {
     assert!(read.screenshot_before.is_none());
     assert!(
         store
-            .action_screenshot(&failed.id, ScreenshotKind::Before)
+            .action_screenshot(&failed.id, ScreenshotKind::Before, RowOwner::Any)
             .await
             .unwrap()
             .is_none()
@@ -307,7 +308,7 @@ async fn record_action_with_screenshots_and_events_reads_back() {
     assert!(store.get_action("act_missing").await.unwrap().is_none());
     assert!(
         store
-            .action_screenshot("act_missing", ScreenshotKind::After)
+            .action_screenshot("act_missing", ScreenshotKind::After, RowOwner::Any)
             .await
             .unwrap()
             .is_none()
@@ -325,7 +326,7 @@ async fn a_missing_screenshot_file_is_an_error() {
         .unwrap();
     std::fs::remove_file(recorded.screenshot_after.as_ref().unwrap()).unwrap();
     let error = store
-        .action_screenshot(&recorded.id, ScreenshotKind::After)
+        .action_screenshot(&recorded.id, ScreenshotKind::After, RowOwner::Any)
         .await
         .unwrap_err();
     assert!(
@@ -637,7 +638,7 @@ async fn delete_all_empties_history_but_keeps_the_current_session() {
     )
     .unwrap();
 
-    let counts = store.delete_all().await.unwrap();
+    let counts = store.delete_all(RowOwner::Any).await.unwrap();
     assert_eq!(
         counts,
         DeletedCounts {
@@ -1008,8 +1009,20 @@ async fn delete_network_by_tag_or_all() {
         .unwrap();
 
     // Exactly the tag, not a regex: "a" leaves "ab".
-    assert_eq!(store.delete_network(Some("a")).await.unwrap(), 4);
-    assert_eq!(store.delete_network(Some("a")).await.unwrap(), 0);
+    assert_eq!(
+        store
+            .delete_network(Some("a"), RowOwner::Any)
+            .await
+            .unwrap(),
+        4
+    );
+    assert_eq!(
+        store
+            .delete_network(Some("a"), RowOwner::Any)
+            .await
+            .unwrap(),
+        0
+    );
     let tags: Vec<String> = store
         .query_network(NetworkFilter::default())
         .await
@@ -1019,7 +1032,7 @@ async fn delete_network_by_tag_or_all() {
         .collect();
     assert_eq!(tags.iter().filter(|tag| *tag == "b").count(), 4);
     assert_eq!(tags.iter().filter(|tag| *tag == "ab").count(), 4);
-    assert_eq!(store.delete_network(None).await.unwrap(), 8);
+    assert_eq!(store.delete_network(None, RowOwner::Any).await.unwrap(), 8);
     assert!(
         store
             .query_network(NetworkFilter::default())
@@ -1084,7 +1097,11 @@ async fn export_session_has_session_actions_events_and_calls() {
         .await
         .unwrap();
 
-    let export = store.export_session(&session.id).await.unwrap().unwrap();
+    let export = store
+        .export_session(&session.id, RowOwner::Any)
+        .await
+        .unwrap()
+        .unwrap();
     let object = export.as_object().unwrap();
     let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
     keys.sort();
@@ -1111,7 +1128,13 @@ async fn export_session_has_session_actions_events_and_calls() {
     let actions: Vec<ActionRecord> = serde_json::from_value(export["actions"].clone()).unwrap();
     assert_eq!(actions[0], first);
 
-    assert!(store.export_session("ses_missing").await.unwrap().is_none());
+    assert!(
+        store
+            .export_session("ses_missing", RowOwner::Any)
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 // ----- durability --------------------------------------------------------
@@ -1218,7 +1241,7 @@ async fn answered_writes_survive_sigkill() {
     assert_eq!(ids, recorded);
     for id in &recorded {
         let image = store
-            .action_screenshot(id, ScreenshotKind::Before)
+            .action_screenshot(id, ScreenshotKind::Before, RowOwner::Any)
             .await
             .unwrap();
         assert_eq!(image.as_deref(), Some(&b"RIFF-before"[..]));
@@ -1460,4 +1483,125 @@ async fn clones_record_concurrently_from_many_tasks() {
     let all = store.list_actions(ActionFilter::default()).await.unwrap();
     assert_eq!(all.len(), 80);
     let _: Value = serde_json::to_value(&all[0]).unwrap();
+}
+
+#[tokio::test]
+async fn rows_are_read_and_deleted_per_owner() {
+    let dir = TempDir::new("owners");
+    // A database written by schema version 1 (no user_id) keeps its rows,
+    // which belong to no user after the upgrade.
+    {
+        let mut conn = raw_connection(dir.path());
+        let tx = conn.transaction().unwrap();
+        tx.execute_batch(MIGRATIONS[0]).unwrap();
+        tx.pragma_update(None, "user_version", 1).unwrap();
+        tx.execute(
+            "INSERT INTO sessions (id, started_ms, session_dir, metadata) VALUES ('ses_old', 1, '.', '{}')",
+            [],
+        )
+        .unwrap();
+        tx.execute(
+            "INSERT INTO actions (id, session_id, tab_id, action_type, params, started_ms, completed_ms, duration_ms)
+             VALUES ('act_old', 'ses_old', 'tab_old', 'click', '{}', 1, 2, 1)",
+            [],
+        )
+        .unwrap();
+        tx.commit().unwrap();
+    }
+    let (store, _) = open_with_session(dir.path()).await;
+    assert_eq!(user_version(dir.path()), MIGRATIONS.len() as i64);
+    for (tab, user) in [
+        ("tab_a", Some("alice")),
+        ("tab_b", Some("bob")),
+        ("tab_n", None),
+    ] {
+        let mut recorded = with_screenshots(action(tab, "click", 10));
+        recorded.user_id = user.map(str::to_string);
+        store.record_action(recorded).await.unwrap();
+        let mut calls = network_calls();
+        for call in &mut calls {
+            call.tab_id = tab.into();
+            call.user_id = user.map(str::to_string);
+        }
+        store.save_network_calls("t", calls).await.unwrap();
+    }
+    let only = |user: Option<&str>| RowOwner::Only(user.map(str::to_string));
+    let tabs = |actions: Vec<ActionRecord>| -> Vec<String> {
+        actions.into_iter().map(|a| a.tab_id).collect()
+    };
+    let list = |owner: RowOwner| {
+        store.list_actions(ActionFilter {
+            owner,
+            ..ActionFilter::default()
+        })
+    };
+    assert_eq!(tabs(list(only(Some("alice"))).await.unwrap()), ["tab_a"]);
+    assert_eq!(tabs(list(only(None)).await.unwrap()), ["tab_old", "tab_n"]);
+    assert_eq!(list(RowOwner::Any).await.unwrap().len(), 4);
+    let events = store
+        .list_events(EventFilter {
+            owner: only(Some("bob")),
+            ..EventFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(events.len(), 2, "bob's action's two events");
+    assert!(events.iter().all(|e| e.user_id.as_deref() == Some("bob")));
+    let bob_calls = store
+        .query_network(NetworkFilter {
+            owner: only(Some("bob")),
+            ..NetworkFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(bob_calls.len(), 4);
+    assert!(bob_calls.iter().all(|c| c.tab_id == "tab_b"));
+
+    // Another owner's screenshot is not found; the owner's is.
+    let alice_action = list(only(Some("alice"))).await.unwrap().remove(0);
+    for (owner, found) in [(only(Some("bob")), false), (only(Some("alice")), true)] {
+        let shot = store
+            .action_screenshot(&alice_action.id, ScreenshotKind::After, owner)
+            .await
+            .unwrap();
+        assert_eq!(shot.is_some(), found);
+    }
+
+    // Bob's delete-all takes only bob's rows and files; the old session
+    // keeps its row while it still has actions.
+    let counts = store.delete_all(only(Some("bob"))).await.unwrap();
+    assert_eq!(
+        (counts.actions, counts.network_calls, counts.sessions),
+        (1, 4, 0)
+    );
+    assert_eq!(list(RowOwner::Any).await.unwrap().len(), 3);
+    assert!(alice_action.screenshot_after.as_ref().unwrap().is_file());
+    assert_eq!(
+        store
+            .delete_network(None, only(Some("alice")))
+            .await
+            .unwrap(),
+        4
+    );
+    assert_eq!(
+        store
+            .query_network(NetworkFilter::default())
+            .await
+            .unwrap()
+            .len(),
+        4,
+        "the no-user calls are left"
+    );
+    let export = store
+        .export_session("ses_old", only(Some("alice")))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(export["actions"].as_array().unwrap().len(), 0);
+    let export = store
+        .export_session("ses_old", only(None))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(export["actions"][0]["id"], "act_old");
 }

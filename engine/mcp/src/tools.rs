@@ -514,7 +514,7 @@ pub async fn call_fixed(
             let path = optional_str(args, "path")?.map(str::to_string);
             let cancel = optional_bool(args, "cancel")?.unwrap_or(false);
             Ok(vec![text_json(
-                &engine.answer_file_chooser(id, files, path, cancel).await?,
+                &engine.answer_file_chooser(id, files, path, cancel, None).await?,
             )])
         }
         .await,
@@ -542,7 +542,7 @@ pub async fn call_fixed(
             };
             let cancel = optional_bool(args, "cancel")?.unwrap_or(false);
             Ok(vec![text_json(
-                &engine.answer_select(id, indices, cancel).await?,
+                &engine.answer_select(id, indices, cancel, None).await?,
             )])
         }
         .await,
@@ -558,10 +558,10 @@ pub async fn call_fixed(
                         })?),
                     };
                     let limit = optional_int(args, "limit", 1, 10_000)?.unwrap_or(100) as usize;
-                    json!({ "downloads": engine.downloads(state, limit) })
+                    json!({ "downloads": engine.downloads(state, limit, None) })
                 }
-                "get" => engine.download(required_str(args, "id")?)?.detail(),
-                "cancel" => engine.cancel_download(required_str(args, "id")?).await?,
+                "get" => engine.download(required_str(args, "id")?, None)?.detail(),
+                "cancel" => engine.cancel_download(required_str(args, "id")?, None).await?,
                 other => {
                     return Err(Error::invalid(format!(
                         "action must be list, get or cancel, not {other:?}"

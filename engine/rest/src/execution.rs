@@ -1,16 +1,16 @@
 //! Execution control and what an action leaves pending: `/tabs/{id}/execution`,
 //! `/file-chooser/{id}`, `/select/{id}`, `/downloads`.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wabp_core::downloads::DownloadState;
 
-use crate::AppState;
 use crate::body::{Body, optional_bool, optional_str};
 use crate::error::{ApiError, ApiResult};
+use crate::{AppState, UserScope};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -70,6 +70,7 @@ fn string_list(body: &Value, field: &str) -> ApiResult<Option<Vec<String>>> {
 
 async fn file_chooser(
     State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
     Path(id): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -78,13 +79,14 @@ async fn file_chooser(
     let cancel = optional_bool(&body, "cancel")?.unwrap_or(false);
     Ok(Json(
         s.engine
-            .answer_file_chooser(&id, files, path, cancel)
+            .answer_file_chooser(&id, files, path, cancel, user.as_deref())
             .await?,
     ))
 }
 
 async fn select(
     State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
     Path(id): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -109,7 +111,11 @@ async fn select(
         }
     };
     let cancel = optional_bool(&body, "cancel")?.unwrap_or(false);
-    Ok(Json(s.engine.answer_select(&id, indices, cancel).await?))
+    Ok(Json(
+        s.engine
+            .answer_select(&id, indices, cancel, user.as_deref())
+            .await?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -120,6 +126,7 @@ struct DownloadsQuery {
 
 async fn downloads(
     State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
     query: Result<Query<DownloadsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let Query(query) = query.map_err(|e| ApiError::invalid(format!("bad query: {e}")))?;
@@ -133,17 +140,22 @@ async fn downloads(
     };
     let limit = query.limit.unwrap_or(100).min(10_000);
     Ok(Json(
-        json!({ "downloads": s.engine.downloads(state, limit) }),
+        json!({ "downloads": s.engine.downloads(state, limit, user.as_deref()) }),
     ))
 }
 
-async fn download(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.download(&id)?.detail()))
+async fn download(
+    State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.engine.download(&id, user.as_deref())?.detail()))
 }
 
 async fn cancel_download(
     State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.cancel_download(&id).await?))
+    Ok(Json(s.engine.cancel_download(&id, user.as_deref()).await?))
 }

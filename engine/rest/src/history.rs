@@ -1,7 +1,9 @@
 //! `/history/*`: the flight recorder's sessions, actions (with their
-//! screenshots) and events, as ABP lists them.
+//! screenshots) and events, as ABP lists them. A request reads and deletes
+//! only the rows recorded for its own `userId` (or for none, without one);
+//! another user's action or event answers 404, as if it did not exist.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -9,10 +11,10 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wabp_core::{Error, ErrorCode};
-use wabp_history::{ActionFilter, EventFilter, HistoryStore, ScreenshotKind};
+use wabp_history::{ActionFilter, EventFilter, HistoryStore, RowOwner, ScreenshotKind};
 
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
+use crate::{AppState, UserScope};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -87,13 +89,19 @@ async fn session(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult
     Ok(Json(to_json(&session)))
 }
 
+/// The rows a request may see.
+fn owner(scope: UserScope) -> RowOwner {
+    RowOwner::Only(scope.0)
+}
+
 async fn export_session(
     State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     Ok(Json(
         store(&s)?
-            .export_session(&id)
+            .export_session(&id, owner(scope))
             .await?
             .ok_or_else(|| not_found("session", &id))?,
     ))
@@ -101,18 +109,28 @@ async fn export_session(
 
 async fn actions(
     State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
     q: Result<Query<ActionFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let actions = store(&s)?.list_actions(query(q)?).await?;
+    let filter = ActionFilter {
+        owner: owner(scope),
+        ..query(q)?
+    };
+    let actions = store(&s)?.list_actions(filter).await?;
     Ok(Json(
         json!({ "actions": to_json(&actions), "total": actions.len() }),
     ))
 }
 
-async fn action(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn action(
+    State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     let action = store(&s)?
         .get_action(&id)
         .await?
+        .filter(|a| owner(scope).sees(a.user_id.as_deref()))
         .ok_or_else(|| not_found("action", &id))?;
     Ok(Json(to_json(&action)))
 }
@@ -125,6 +143,7 @@ struct WhichShot {
 
 async fn action_screenshot(
     State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
     Path(id): Path<String>,
     q: Result<Query<WhichShot>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
@@ -138,7 +157,7 @@ async fn action_screenshot(
         }
     };
     let bytes = store(&s)?
-        .action_screenshot(&id, kind)
+        .action_screenshot(&id, kind, owner(scope))
         .await?
         .ok_or_else(|| not_found("screenshot of action", &id))?;
     Ok(([(header::CONTENT_TYPE, "image/webp")], bytes).into_response())
@@ -146,39 +165,62 @@ async fn action_screenshot(
 
 async fn delete_actions(
     State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
     q: Result<Query<ActionFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let deleted = store(&s)?.delete_actions(query(q)?).await?;
+    let filter = ActionFilter {
+        owner: owner(scope),
+        ..query(q)?
+    };
+    let deleted = store(&s)?.delete_actions(filter).await?;
     Ok(Json(json!({ "deleted": deleted })))
 }
 
 async fn events(
     State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
     q: Result<Query<EventFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let events = store(&s)?.list_events(query(q)?).await?;
+    let filter = EventFilter {
+        owner: owner(scope),
+        ..query(q)?
+    };
+    let events = store(&s)?.list_events(filter).await?;
     Ok(Json(
         json!({ "events": to_json(&events), "total": events.len() }),
     ))
 }
 
-async fn event(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn event(
+    State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
     let event = store(&s)?
         .get_event(&id)
         .await?
+        .filter(|e| owner(scope).sees(e.user_id.as_deref()))
         .ok_or_else(|| not_found("event", &id))?;
     Ok(Json(to_json(&event)))
 }
 
 async fn delete_events(
     State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
     q: Result<Query<EventFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let deleted = store(&s)?.delete_events(query(q)?).await?;
+    let filter = EventFilter {
+        owner: owner(scope),
+        ..query(q)?
+    };
+    let deleted = store(&s)?.delete_events(filter).await?;
     Ok(Json(json!({ "deleted": deleted })))
 }
 
-async fn delete_all(State(s): State<AppState>) -> ApiResult<Json<Value>> {
-    let counts = store(&s)?.delete_all().await?;
+async fn delete_all(
+    State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
+) -> ApiResult<Json<Value>> {
+    let counts = store(&s)?.delete_all(owner(scope)).await?;
     Ok(Json(to_json(&counts)))
 }

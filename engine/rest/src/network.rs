@@ -1,17 +1,18 @@
 //! `/network*`: saved network calls (regex queries, HAR export), saving a
 //! tab's buffer under a tag, and the live buffer of a tab (wabp addition).
+//! Saved calls are read, exported and deleted per `userId`, like history.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wabp_core::{Error, ErrorCode};
-use wabp_history::NetworkFilter;
+use wabp_history::{NetworkFilter, RowOwner};
 
-use crate::AppState;
 use crate::body::{Body, optional_str, required_str};
 use crate::error::{ApiError, ApiResult};
+use crate::{AppState, UserScope};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -31,25 +32,44 @@ fn store(state: &AppState) -> ApiResult<&wabp_history::HistoryStore> {
     })
 }
 
+/// The query's filter, narrowed to the caller's own calls.
 fn filter(
     q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
+    scope: UserScope,
 ) -> ApiResult<NetworkFilter> {
-    q.map(|Query(f)| f)
-        .map_err(|e| ApiError::invalid(format!("bad query: {e}")))
+    q.map(|Query(f)| NetworkFilter {
+        owner: RowOwner::Only(scope.0),
+        ..f
+    })
+    .map_err(|e| ApiError::invalid(format!("bad query: {e}")))
 }
 
 async fn query(
     State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
     q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let calls = store(&s)?.query_network(filter(q)?).await?;
+    let calls = store(&s)?.query_network(filter(q, scope)?).await?;
     Ok(Json(json!({ "total": calls.len(), "calls": calls })))
 }
 
-async fn save(State(s): State<AppState>, Body(body): Body) -> ApiResult<Json<Value>> {
+async fn save(
+    State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
+    Body(body): Body,
+) -> ApiResult<Json<Value>> {
     let tag = required_str(&body, "tag")?;
-    let tab = optional_str(&body, "tab_id")?;
-    let saved = s.engine.save_network(tab, tag).await?;
+    // The tab must be the caller's: named, or the active tab when it is.
+    let tab = match optional_str(&body, "tab_id")? {
+        Some(tab) => tab.to_string(),
+        None => s
+            .engine
+            .active_tab()
+            .filter(|tab| s.engine.check_tab_visible(tab, user.as_deref()).is_ok())
+            .ok_or_else(|| ApiError::invalid("no active tab of yours; pass \"tab_id\""))?,
+    };
+    s.engine.check_tab_visible(&tab, user.as_deref())?;
+    let saved = s.engine.save_network(Some(&tab), tag).await?;
     Ok(Json(json!({ "saved": saved, "tag": tag })))
 }
 
@@ -60,19 +80,23 @@ struct ClearQuery {
 
 async fn clear(
     State(s): State<AppState>,
+    Extension(UserScope(user)): Extension<UserScope>,
     q: Result<Query<ClearQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let Query(q) = q.map_err(|e| ApiError::invalid(format!("bad query: {e}")))?;
-    let deleted = store(&s)?.delete_network(q.tag.as_deref()).await?;
+    let deleted = store(&s)?
+        .delete_network(q.tag.as_deref(), RowOwner::Only(user))
+        .await?;
     Ok(Json(json!({ "deleted": deleted })))
 }
 
 /// HAR 1.2 of the saved calls the filter selects (bodies included).
 async fn har(
     State(s): State<AppState>,
+    Extension(scope): Extension<UserScope>,
     q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let mut f = filter(q)?;
+    let mut f = filter(q, scope)?;
     f.include_body = true;
     let calls = store(&s)?.query_network(f).await?;
     Ok(Json(wabp_history::har::to_har(
