@@ -880,3 +880,305 @@ fn the_rest_walkthrough_example_runs() {
     let (w, _, _) = decode_webp(&shot);
     assert_eq!(w, 1280);
 }
+
+// ---- doors: only clients drive the engine ----
+
+#[test]
+fn pages_the_engine_shows_cannot_drive_it() {
+    let (h, _g) = shared();
+    block_on(async {
+        let victim = h.tab_on("/second").await;
+        let attacker = h.tab_on("/second").await;
+        let url = format!(
+            "{}?engine={}&victim={victim}",
+            h.url("/attack"),
+            h.server.api
+        );
+        let (status, body) = h
+            .post(&format!("/tabs/{attacker}/navigate"), json!({ "url": url }))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        // Let the page run until its requests have come back.
+        let mut answered = Value::Null;
+        for _ in 0..40 {
+            h.post(&format!("/tabs/{attacker}/wait"), json!({ "ms": 250 }))
+                .await;
+            answered = h
+                .eval(&attacker, "[window.sent, window.formAnswered === true]")
+                .await;
+            if answered == json!([3, true]) {
+                break;
+            }
+        }
+        assert_eq!(answered, json!([3, true]), "the page's requests came back");
+        let (_, info) = h.get(&format!("/tabs/{victim}")).await;
+        assert_eq!(info["title"], "Second", "no script ran in the other tab");
+        let (status, list) = h.get("/tabs?userId=attack-probe").await;
+        assert_eq!(status, 200, "{list}");
+        assert_eq!(list, json!([]), "no tab was opened by the page");
+        let (_, all) = h.get("/tabs").await;
+        assert!(
+            all.as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t["title"] != "pwned"),
+            "{all}"
+        );
+        for tab in [victim, attacker] {
+            h.delete(&format!("/tabs/{tab}")).await;
+        }
+    });
+}
+
+/// One raw request: method, path under the server's origin, headers, body.
+async fn raw(
+    h: &common::Harness,
+    method: reqwest::Method,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> (u16, Value) {
+    let mut request = h.http.request(method, url).timeout(Duration::from_secs(10));
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    if let Some(body) = body {
+        request = request.body(body.to_string());
+    }
+    let response = request.send().await.expect("request failed");
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+#[test]
+fn foreign_origins_hosts_and_non_json_bodies_are_refused() {
+    let (h, _g) = shared();
+    block_on(async {
+        let api = &h.server.api;
+        let origin = api.trim_end_matches("/api/v1").to_string();
+        let mcp = format!("{origin}/mcp");
+        let port = origin.rsplit(':').next().unwrap().to_string();
+        let json_ct = ("content-type", "application/json");
+        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let accept = ("accept", "application/json, text/event-stream");
+        let evil_host = format!("evil.example:{port}");
+        let site = h.site.clone();
+        let cases: Vec<(
+            reqwest::Method,
+            String,
+            Vec<(&str, &str)>,
+            Option<&str>,
+            u16,
+            &str,
+        )> = vec![
+            (
+                reqwest::Method::POST,
+                format!("{api}/tabs"),
+                vec![json_ct, ("origin", site.as_str())],
+                Some("{}"),
+                403,
+                "FORBIDDEN",
+            ),
+            (
+                reqwest::Method::POST,
+                format!("{api}/tabs"),
+                vec![json_ct, ("origin", "null")],
+                Some("{}"),
+                403,
+                "FORBIDDEN",
+            ),
+            (
+                reqwest::Method::GET,
+                format!("{api}/tabs"),
+                vec![("host", evil_host.as_str())],
+                None,
+                403,
+                "FORBIDDEN",
+            ),
+            (
+                reqwest::Method::GET,
+                format!("{api}/tabs"),
+                vec![("sec-fetch-site", "same-site")],
+                None,
+                403,
+                "FORBIDDEN",
+            ),
+            (
+                reqwest::Method::POST,
+                format!("{api}/tabs"),
+                vec![("content-type", "text/plain")],
+                Some("{}"),
+                415,
+                "UNSUPPORTED_MEDIA_TYPE",
+            ),
+            (
+                reqwest::Method::POST,
+                format!("{api}/tabs"),
+                vec![],
+                Some("{}"),
+                415,
+                "UNSUPPORTED_MEDIA_TYPE",
+            ),
+            (
+                reqwest::Method::POST,
+                format!("{api}/tabs"),
+                vec![("content-type", "application/x-www-form-urlencoded")],
+                Some("{}"),
+                415,
+                "UNSUPPORTED_MEDIA_TYPE",
+            ),
+            (
+                reqwest::Method::POST,
+                mcp.clone(),
+                vec![json_ct, accept, ("origin", "https://evil.example")],
+                Some(initialize),
+                403,
+                "FORBIDDEN",
+            ),
+            (
+                reqwest::Method::POST,
+                mcp.clone(),
+                vec![json_ct, accept, ("host", evil_host.as_str())],
+                Some(initialize),
+                403,
+                "FORBIDDEN",
+            ),
+            (
+                reqwest::Method::POST,
+                mcp.clone(),
+                vec![("content-type", "text/plain"), accept],
+                Some(initialize),
+                415,
+                "UNSUPPORTED_MEDIA_TYPE",
+            ),
+        ];
+        for (method, url, headers, body, status, code) in cases {
+            let (got, answer) = raw(h, method.clone(), &url, &headers, body).await;
+            assert_eq!(got, status, "{method} {url} {headers:?}: {answer}");
+            assert_eq!(answer["code"], code, "{answer}");
+            assert!(answer["error"].as_str().unwrap().len() > 10, "{answer}");
+        }
+        // What clients send passes: the engine's own origin, loopback names
+        // with or without the port, an empty body without a type.
+        let (status, body) = raw(
+            h,
+            reqwest::Method::GET,
+            &format!("{api}/tabs"),
+            &[("origin", origin.as_str())],
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        for host in [
+            format!("localhost:{port}"),
+            "127.0.0.1".to_string(),
+            format!("[::1]:{port}"),
+        ] {
+            let (status, body) = raw(
+                h,
+                reqwest::Method::GET,
+                &format!("{api}/tabs"),
+                &[("host", host.as_str())],
+                None,
+            )
+            .await;
+            assert_eq!(status, 200, "{host}: {body}");
+        }
+        let (status, body) = raw(
+            h,
+            reqwest::Method::POST,
+            &format!("{api}/browser/input-mode"),
+            &[],
+            None,
+        )
+        .await;
+        assert_ne!(status, 415, "{body}");
+        let (status, body) = raw(
+            h,
+            reqwest::Method::POST,
+            &mcp,
+            &[json_ct, accept],
+            Some(initialize),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    });
+}
+
+#[test]
+fn an_allowed_origin_may_call_the_engine() {
+    let (h, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("plugins"), |o| {
+            o.allowed_origins = vec!["https://dash.example".into()];
+        })
+        .await;
+        let other = h.with_server(server);
+        let url = format!("{}/tabs", other.server.api);
+        let (status, body) = raw(
+            &other,
+            reqwest::Method::GET,
+            &url,
+            &[
+                ("origin", "https://dash.example"),
+                ("sec-fetch-site", "cross-site"),
+            ],
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let (status, _) = raw(
+            &other,
+            reqwest::Method::GET,
+            &url,
+            &[("origin", "https://dash.example.evil")],
+            None,
+        )
+        .await;
+        assert_eq!(status, 403);
+        other.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn only_web_urls_open_and_others_answer_400_at_once() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/second").await;
+        for url in [
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "chrome://settings",
+            "about:version",
+            "view-source:http://127.0.0.1/",
+        ] {
+            let started = std::time::Instant::now();
+            let (status, body) = h.post("/tabs", json!({ "url": url })).await;
+            assert_eq!(status, 400, "POST /tabs {url}: {body}");
+            assert!(
+                body["error"].as_str().unwrap().contains("not allowed"),
+                "{body}"
+            );
+            let (status, body) = h
+                .post(&format!("/tabs/{tab}/navigate"), json!({ "url": url }))
+                .await;
+            assert_eq!(status, 400, "navigate {url}: {body}");
+            // Refused before the browser sees it, not after a timeout.
+            assert!(started.elapsed() < Duration::from_secs(10), "{url}");
+        }
+        let (_, info) = h.get(&format!("/tabs/{tab}")).await;
+        assert_eq!(info["title"], "Second");
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": "data:text/html,<title>D</title>" }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}

@@ -350,6 +350,16 @@ fn errors_come_back_as_tool_results() {
                 "missing argument \"url\"",
             ),
             (
+                "browser_navigate",
+                json!({ "tab_id": "tab_nope", "url": "file:///etc/passwd" }),
+                "not allowed",
+            ),
+            (
+                "browser_navigate",
+                json!({ "tab_id": "tab_nope", "url": "javascript:alert(1)" }),
+                "not allowed",
+            ),
+            (
                 "browser_click",
                 json!({ "tab_id": "tab_nope", "x": 1, "y": 1 }),
                 "not found",

@@ -142,6 +142,7 @@ async fn start_site() -> String {
             .route("/closer", get(|| async { Html(pages::CLOSER) }))
             .route("/api-page", get(|| async { Html(pages::API) }))
             .route("/form", get(|| async { Html(pages::FORM) }))
+            .route("/attack", get(|| async { Html(pages::ATTACK) }))
             .route(
                 "/big",
                 get(|Query(q): Query<Big>| async move {

@@ -161,3 +161,26 @@ pub fn frame_inner(label: &str) -> String {
 </body></html>"#
     )
 }
+
+/// A hostile page: its script and a form try to drive the engine that
+/// shows it (`?engine=<api base>&victim=<another tab id>`). `window.sent`
+/// counts the requests that came back (opaque, whatever their status).
+pub const ATTACK: &str = r#"<!doctype html><html><head><title>Attack</title></head><body>
+<iframe name="sink" style="width: 10px; height: 10px"></iframe>
+<form id="f" method="POST" enctype="text/plain" target="sink"><input name='{"url": "about:blank", "userId": "attack-probe", "x": "' value='"}'></form>
+<script>
+const q = new URLSearchParams(location.search);
+const engine = q.get('engine'), victim = q.get('victim');
+window.sent = 0;
+const done = () => { window.sent++; };
+fetch(engine + '/tabs', { method: 'POST', mode: 'no-cors', body: '{"url": "about:blank", "userId": "attack-probe"}' }).then(done, done);
+fetch(engine + '/tabs/' + victim + '/execute', { method: 'POST', mode: 'no-cors',
+  body: JSON.stringify({ script: "document.title = 'pwned'" }) }).then(done, done);
+fetch(engine + '/tabs/' + victim + '/execute', { method: 'POST', mode: 'no-cors',
+  headers: { 'Content-Type': 'text/plain' },
+  body: JSON.stringify({ script: "document.title = 'pwned'" }) }).then(done, done);
+const form = document.getElementById('f');
+form.action = engine + '/tabs';
+document.querySelector('iframe').addEventListener('load', () => { window.formAnswered = true; });
+form.submit();
+</script></body></html>"#;

@@ -35,6 +35,11 @@ pub struct Options {
     pub pause: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,
+    /// Web origins allowed to call the engine besides its own (`--allow-origin`).
+    pub allowed_origins: Vec<String>,
+    /// URL schemes tabs may open besides http, https, about:blank and data:
+    /// (`--allow-scheme`).
+    pub extra_schemes: Vec<String>,
 }
 
 impl Options {
@@ -50,6 +55,8 @@ impl Options {
             auth_token: None,
             pause: true,
             user_limits: Default::default(),
+            allowed_origins: Vec::new(),
+            extra_schemes: Vec::new(),
         }
     }
 }
@@ -60,6 +67,7 @@ pub struct App {
     pub registry: Arc<Registry>,
     pub shutdown: Arc<tokio::sync::Notify>,
     pub auth_token: Option<String>,
+    pub allowed_origins: Vec<String>,
     /// The MCP server (`/mcp` on the HTTP port, or stdio).
     pub mcp: wabp_mcp::WabpMcp,
     /// Ends the open MCP streams so a graceful shutdown can finish.
@@ -114,6 +122,7 @@ impl App {
                 session_dir: options.session_dir.clone(),
                 pause: options.pause,
                 user_limits: options.user_limits,
+                extra_schemes: options.extra_schemes.clone(),
             },
             registry.clone(),
         );
@@ -137,6 +146,7 @@ impl App {
             registry,
             shutdown: Arc::new(tokio::sync::Notify::new()),
             auth_token: options.auth_token,
+            allowed_origins: options.allowed_origins,
             mcp,
             mcp_shutdown: wabp_mcp::ShutdownToken::new(),
             _watch: watch,
@@ -149,9 +159,21 @@ impl App {
     }
 
     /// `/api/v1` and `/mcp` (streamable HTTP), behind the bearer token when
-    /// one is set. MCP checks the Host header against loopback names only
-    /// when the listener is on loopback (a DNS rebinding guard).
+    /// one is set, and all of it behind the client guard (foreign `Origin`,
+    /// non-loopback `Host` on a loopback listener, non-JSON bodies: see
+    /// `wabp_rest::guard`).
     pub fn router_for(&self, loopback: bool) -> Router {
+        let guard = Arc::new(wabp_rest::ClientGuard {
+            loopback,
+            allowed_origins: self.allowed_origins.clone(),
+        });
+        self.unguarded_router(loopback)
+            .layer(axum::middleware::from_fn(move |req, next| {
+                wabp_rest::client_only(guard.clone(), req, next)
+            }))
+    }
+
+    fn unguarded_router(&self, loopback: bool) -> Router {
         let allowed_hosts =
             loopback.then(|| ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec());
         let mcp = wabp_mcp::http_service(self.mcp.clone(), allowed_hosts, &self.mcp_shutdown);

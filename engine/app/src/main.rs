@@ -79,6 +79,38 @@ struct ServeArgs {
     /// Seconds without a request after which a user's session is closed.
     #[arg(long, default_value_t = 1800, env = "WABP_SESSION_IDLE_SECS")]
     session_idle_secs: u64,
+    /// A web origin (scheme://host[:port]) allowed to call the engine, e.g. a
+    /// dashboard; repeat for more. Without it no web page can.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", value_parser = parse_origin)]
+    allow_origin: Vec<String>,
+    /// A URL scheme tabs may open besides http, https, data: and about:blank
+    /// (e.g. file); repeat for more.
+    #[arg(long = "allow-scheme", value_name = "SCHEME", value_parser = parse_scheme)]
+    allow_scheme: Vec<String>,
+}
+
+fn parse_origin(s: &str) -> Result<String, String> {
+    let rest = s
+        .strip_prefix("http://")
+        .or_else(|| s.strip_prefix("https://"))
+        .ok_or("an origin starts with http:// or https://")?;
+    let rest = rest.trim_end_matches('/');
+    if rest.is_empty() || rest.contains('/') {
+        return Err("an origin is scheme://host[:port], without a path".into());
+    }
+    Ok(s.trim_end_matches('/').to_string())
+}
+
+fn parse_scheme(s: &str) -> Result<String, String> {
+    let s = s.trim_end_matches(':').to_ascii_lowercase();
+    if s.is_empty()
+        || !s
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        return Err("a scheme is letters, digits, + - . (e.g. file)".into());
+    }
+    Ok(s)
 }
 
 fn parse_viewport(s: &str) -> Result<(u32, u32), String> {
@@ -156,6 +188,8 @@ async fn serve(args: ServeArgs, stdio: bool) -> anyhow::Result<()> {
             max_tabs_per_session: args.max_tabs_per_session.max(1),
             idle_ttl: std::time::Duration::from_secs(args.session_idle_secs.max(1)),
         },
+        allowed_origins: args.allow_origin,
+        extra_schemes: args.allow_scheme,
     };
     let app = App::prepare(options).await?;
     let Some(listener) = listener else {

@@ -251,15 +251,15 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
             );
             match args.kind {
                 PluginKind::Action => println!(
-                    "  curl -X POST http://127.0.0.1:8222/api/v1/tabs/$TAB/actions/{} -d '{{\"selector\": \"a\"}}'",
+                    "  curl http://127.0.0.1:8222/api/v1/tabs/$TAB/actions/{} --json '{{\"selector\": \"a\"}}'",
                     created.provides
                 ),
                 PluginKind::Markup => println!(
-                    "  curl -X POST http://127.0.0.1:8222/api/v1/tabs/$TAB/screenshot -d '{{\"screenshot\": {{\"markup\": [\"{}\"]}}}}'",
+                    "  curl http://127.0.0.1:8222/api/v1/tabs/$TAB/screenshot --json '{{\"screenshot\": {{\"markup\": [\"{}\"]}}}}'",
                     created.provides
                 ),
                 PluginKind::Wait => println!(
-                    "  curl -X POST http://127.0.0.1:8222/api/v1/tabs/$TAB/click -d '{{\"x\": 10, \"y\": 10, \"wait_until\": {{\"type\": \"{}\"}}}}'",
+                    "  curl http://127.0.0.1:8222/api/v1/tabs/$TAB/click --json '{{\"x\": 10, \"y\": 10, \"wait_until\": {{\"type\": \"{}\"}}}}'",
                     created.provides
                 ),
             }

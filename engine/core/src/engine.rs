@@ -47,6 +47,8 @@ pub struct EngineConfig {
     pub pause: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: crate::users::UserLimits,
+    /// URL schemes tabs may open besides http, https, data: and about:blank.
+    pub extra_schemes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -108,7 +110,6 @@ pub struct Engine {
     tabs: RwLock<Vec<Arc<Tab>>>,
     active_tab: StdMutex<Option<String>>,
     input_mode: StdMutex<InputMode>,
-    tab_counter: std::sync::atomic::AtomicU64,
 }
 
 impl Engine {
@@ -128,7 +129,6 @@ impl Engine {
             tabs: RwLock::new(Vec::new()),
             active_tab: StdMutex::new(None),
             input_mode: StdMutex::new(InputMode::Agent),
-            tab_counter: Default::default(),
         })
     }
 
@@ -324,16 +324,9 @@ impl Engine {
             .ok_or_else(|| Error::tab_not_found(tab_id))
     }
 
+    /// A random id: knowing one tab's id says nothing about another's.
     fn next_tab_id(&self) -> String {
-        let n = self
-            .tab_counter
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        // Short, unguessable enough to avoid mix-ups between engines.
-        let salt = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        format!("tab_{:04x}{:04x}", (salt >> 8) & 0xffff, n & 0xffff)
+        crate::ids::random_id("tab")
     }
 
     async fn open_tab(&self, url: &str, active: bool) -> Result<Arc<Tab>> {
@@ -720,7 +713,7 @@ impl Engine {
         self.ensure_ready()?;
         self.ensure_agent_mode()?;
         let url = url.unwrap_or("about:blank");
-        check_url(url)?;
+        crate::url_policy::check_url(url, &self.config.extra_schemes)?;
         let tab = self.open_tab_in(url, active, user).await?;
         if let Some(index) = index {
             let mut tabs = self.tabs.write().unwrap();
@@ -913,7 +906,7 @@ impl Engine {
         referrer: Option<&str>,
         options: &ActionOptions,
     ) -> Result<Envelope> {
-        check_url(url)?;
+        crate::url_policy::check_url(url, &self.config.extra_schemes)?;
         let kind = ActionKind::new("navigate", json!({ "url": url, "referrer": referrer }));
         let (url, referrer) = (url.to_string(), referrer.map(str::to_string));
         let dispatch: Dispatch = Box::new(move |tab: Arc<Tab>| {
@@ -1124,7 +1117,7 @@ impl Engine {
                 "a {method} request can't have a body"
             )));
         }
-        check_url(&request.url)?;
+        crate::url_policy::check_url(&request.url, &self.config.extra_schemes)?;
         let tab = self.tab(tab_id)?;
         let started = now_ms();
         let spec = json!({
@@ -1537,25 +1530,4 @@ async fn report_event(tab: &Tab, event_type: &'static str, data: Value) -> Value
         data: data.clone(),
     });
     json!({ "type": event_type, "virtual_time_ms": virtual_time_ms, "data": data })
-}
-
-/// Rejects what the browser can't navigate to, before it tries.
-fn check_url(url: &str) -> Result<()> {
-    if url.is_empty() {
-        return Err(Error::invalid("url must not be empty"));
-    }
-    let scheme_ok = url
-        .split_once(':')
-        .map(|(s, _)| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        })
-        .unwrap_or(false);
-    if !scheme_ok {
-        return Err(Error::invalid(format!(
-            "url {url:?} has no scheme; use e.g. https://{url}"
-        )));
-    }
-    Ok(())
 }

@@ -28,6 +28,10 @@ pub enum ErrorCode {
     BrowserInitFailed,
     DevtoolsInitFailed,
     Unauthorized,
+    /// A web page (foreign Origin, Host) tried to drive the engine.
+    Forbidden,
+    /// A request body that is not `application/json`.
+    UnsupportedMediaType,
     /// The action is blocked in human input mode.
     HumanMode,
     /// A ref no longer names a live element: take a new snapshot.
@@ -59,6 +63,8 @@ impl ErrorCode {
             ErrorCode::HumanMode | ErrorCode::StaleRef => 409,
             ErrorCode::LimitReached => 429,
             ErrorCode::Unauthorized => 401,
+            ErrorCode::Forbidden => 403,
+            ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::NotReady => 503,
             ErrorCode::NetworkError => 502,
             ErrorCode::Timeout => 504,
@@ -96,6 +102,8 @@ impl ErrorCode {
             ErrorCode::DevtoolsInitFailed => "DEVTOOLS_INIT_FAILED",
             ErrorCode::HumanMode => "HUMAN_MODE",
             ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::Forbidden => "FORBIDDEN",
+            ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ErrorCode::PluginFailed => "PLUGIN_FAILED",
             ErrorCode::Internal => "INTERNAL",
         }

@@ -8,6 +8,7 @@ pub mod downloads;
 pub mod engine;
 pub mod error;
 pub mod execution;
+pub mod ids;
 pub mod keys;
 pub mod network;
 pub mod observe;
@@ -17,6 +18,7 @@ pub mod record;
 pub mod refs;
 pub mod snapshot;
 pub mod tab;
+pub mod url_policy;
 pub mod users;
 
 pub use action::{ActionOptions, Envelope, NavigationHint};

@@ -1121,15 +1121,7 @@ fn now_ms_i64() -> i64 {
 
 /// `prefix_` + 12 hex digits, unique enough within one engine.
 pub fn short_id(prefix: &str) -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos() as u64)
-        .unwrap_or(0);
-    let mixed = (nanos << 16 ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15)) & 0xffff_ffff_ffff;
-    format!("{prefix}_{mixed:012x}")
+    crate::ids::random_id(prefix)
 }
 
 /// How often a command the page must answer asks for a frame.

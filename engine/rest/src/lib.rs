@@ -6,6 +6,7 @@ mod body;
 mod browser;
 mod error;
 mod execution;
+pub mod guard;
 mod history;
 mod network;
 mod observe;
@@ -21,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use wabp_core::{Engine, ErrorCode};
 
 pub use error::{ApiError, error_response};
+pub use guard::{ClientGuard, client_only};
 
 #[derive(Clone)]
 pub struct AppState {
