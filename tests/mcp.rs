@@ -562,7 +562,12 @@ fn browserloop_screenshot_in_a_tab_of_its_own() {
 
         // The temporary tabs are gone, and the cookies never reached the agent's tabs.
         // (Other tests open tabs in parallel: look for the site, not a count.)
-        let tabs = h.server.app.list_tabs().await.unwrap();
+        let tabs = h
+            .server
+            .app
+            .list_tabs(&wabp_core::Caller::anonymous())
+            .await
+            .unwrap();
         assert!(
             !tabs.iter().any(|t| t.url.starts_with(&site)),
             "a temporary tab is left or listed: {tabs:?}"
@@ -701,6 +706,131 @@ fn a_plugin_installed_while_connected_becomes_a_tool() {
     });
 }
 
+/// Tool results' JSON text (the last text block).
+fn json_of(result: &CallToolResult) -> Value {
+    let text = result
+        .content
+        .iter()
+        .rev()
+        .find_map(|c| c.as_text().map(|t| t.text.clone()))
+        .unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
+}
+
+#[test]
+fn each_mcp_session_acts_for_the_user_of_its_url() {
+    let (h, _g) = shared();
+    block_on(async {
+        let base = mcp_url(&h.server);
+        let alice = connect_http(&format!("{base}?userId=mcp-alice"), None)
+            .await
+            .unwrap();
+        let bob = connect_http(&format!("{base}?userId=mcp-bob"), None)
+            .await
+            .unwrap();
+        let nobody = connect_http(&base, None).await.unwrap();
+        let created = ok(
+            call(
+                &alice,
+                "browser_new_tab",
+                json!({ "url": h.url("/api-page") }),
+            )
+            .await,
+            "alice's tab",
+        );
+        let tab = json_of(&created)["id"].as_str().unwrap().to_string();
+        // The tab lives in alice's context: REST lists it for her only.
+        let (_, listed) = h.get("/tabs?userId=mcp-alice").await;
+        assert!(listed.to_string().contains(&tab), "{listed}");
+        let (_, listed) = h.get("/tabs?userId=mcp-bob").await;
+        assert!(!listed.to_string().contains(&tab), "{listed}");
+        // Alice's active tab is hers: no tab_id needed.
+        ok(
+            call(
+                &alice,
+                "browser_execute_javascript",
+                json!({ "expression": "document.title = 'alice'" }),
+            )
+            .await,
+            "alice acts on her active tab",
+        );
+        for (who, session) in [("bob", &bob), ("no user", &nobody)] {
+            let tabs = ok(call(session, "browser_list_tabs", json!({})).await, who);
+            assert!(!text_of(&tabs).contains(&tab), "{who}: {}", text_of(&tabs));
+            for (tool, args) in [
+                (
+                    "browser_execute_javascript",
+                    json!({ "tab_id": tab, "expression": "document.title = 'taken'" }),
+                ),
+                ("browser_close_tab", json!({ "tab_id": tab })),
+                ("browser_snapshot", json!({ "tab_id": tab })),
+                (
+                    "browser_network",
+                    json!({ "tab_id": tab, "source": "live" }),
+                ),
+                (
+                    "browser_network",
+                    json!({ "tab_id": tab, "save_tag": "stolen" }),
+                ),
+            ] {
+                let result = call(session, tool, args.clone()).await;
+                assert_eq!(
+                    result.is_error,
+                    Some(true),
+                    "{who} {tool} {args}: {}",
+                    text_of(&result)
+                );
+                assert!(
+                    text_of(&result).contains("not found"),
+                    "{who} {tool}: {}",
+                    text_of(&result)
+                );
+            }
+        }
+        // Bob has no active tab of his own yet: alice's is not his default.
+        let result = call(&bob, "browser_get_text", json!({})).await;
+        assert_eq!(result.is_error, Some(true), "{}", text_of(&result));
+        // Saved network calls: alice's tag is invisible to bob.
+        ok(
+            call(
+                &alice,
+                "browser_network",
+                json!({ "save_tag": "mcp-alice-net" }),
+            )
+            .await,
+            "alice saves",
+        );
+        let mine = ok(
+            call(&alice, "browser_network", json!({ "tag": "mcp-alice-net" })).await,
+            "alice reads",
+        );
+        assert!(
+            json_of(&mine)["total"].as_u64().unwrap() > 0,
+            "{}",
+            text_of(&mine)
+        );
+        let theirs = ok(
+            call(&bob, "browser_network", json!({ "tag": "mcp-alice-net" })).await,
+            "bob reads",
+        );
+        assert_eq!(json_of(&theirs)["total"], 0, "{}", text_of(&theirs));
+        let (_, title) = h
+            .post(
+                &format!("/tabs/{tab}/execute?userId=mcp-alice"),
+                json!({ "script": "document.title" }),
+            )
+            .await;
+        assert_eq!(title["result"]["value"], "alice");
+        ok(
+            call(&alice, "browser_close_tab", json!({ "tab_id": tab })).await,
+            "alice closes",
+        );
+        for s in [alice, bob, nobody] {
+            s.cancel().await.ok();
+        }
+    });
+}
+
 #[test]
 fn http_requires_the_bearer_token_when_one_is_set() {
     let (h, _g) = shared();
@@ -725,6 +855,59 @@ fn http_requires_the_bearer_token_when_one_is_set() {
         session.cancel().await.ok();
         let _ = h;
         server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn stdio_with_a_user_id_acts_for_that_user_only() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session_dir = common::temp_dir("mcp-stdio-user-session");
+        let stderr = std::fs::File::create(session_dir.join("stderr.log")).unwrap();
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_wabp"));
+        command
+            .arg("mcp")
+            .args(["--user-id", "stdio-carol", "--plugins"])
+            .arg(common::temp_dir("mcp-stdio-user-plugins"))
+            .arg("--session-dir")
+            .arg(&session_dir);
+        let (transport, _) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::from(stderr))
+            .spawn()
+            .unwrap();
+        let session = tokio::time::timeout(Duration::from_secs(60), Client::new().serve(transport))
+            .await
+            .expect("initialize over stdio timed out")
+            .unwrap();
+        // The engine's first tab has no user: not carol's.
+        let tabs = ok(call(&session, "browser_list_tabs", json!({})).await, "list");
+        assert_eq!(json_of(&tabs), json!([]), "{}", text_of(&tabs));
+        let result = call(&session, "browser_navigate", json!({ "url": h.url("/") })).await;
+        assert_eq!(result.is_error, Some(true), "no active tab of hers yet");
+        let created = ok(
+            call(
+                &session,
+                "browser_new_tab",
+                json!({ "url": h.url("/second") }),
+            )
+            .await,
+            "new tab",
+        );
+        let tab = json_of(&created)["id"].as_str().unwrap().to_string();
+        let tabs = ok(call(&session, "browser_list_tabs", json!({})).await, "list");
+        assert_eq!(
+            json_of(&tabs).as_array().unwrap().len(),
+            1,
+            "{}",
+            text_of(&tabs)
+        );
+        assert!(text_of(&tabs).contains(&tab));
+        let text = ok(
+            call(&session, "browser_get_text", json!({ "selector": "h1" })).await,
+            "text",
+        );
+        assert_eq!(text_of(&text), "Second page");
+        session.cancel().await.ok();
     });
 }
 

@@ -615,6 +615,25 @@ fn users_get_their_own_cookies_and_tabs() {
         assert_eq!(status, 404, "{body}");
         let (status, body) = h.get(&format!("/tabs/{alice}/snapshot")).await;
         assert_eq!(status, 404, "no userId, no access: {body}");
+        // However its id is spelled: %74 is "t", decoded after routing.
+        let encoded = format!("%74{}", &alice[1..]);
+        for who in ["?userId=bob", ""] {
+            let (status, body) = h
+                .post(
+                    &format!("/tabs/{encoded}/execute{who}"),
+                    json!({ "script": "document.title = 'taken'" }),
+                )
+                .await;
+            assert_eq!(status, 404, "encoded id {who}: {body}");
+        }
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{encoded}/execute?userId=alice"),
+                json!({ "script": "document.title" }),
+            )
+            .await;
+        assert_eq!(status, 200, "the owner, encoded id: {body}");
+        assert_ne!(body["result"]["value"], "taken");
         let (status, body) = h.get("/tabs?userId=bad%20id").await;
         assert_eq!(status, 400, "{body}");
         let (status, body) = h

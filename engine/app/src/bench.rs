@@ -152,7 +152,7 @@ async fn main() -> anyhow::Result<()> {
     );
 
     // Freeze/thaw cost, measured on the tab directly.
-    let handle = engine.tab(&tab)?;
+    let handle = engine.tab(&wabp_core::Caller::anonymous(), &tab)?;
     let (mut thaws, mut freezes) = (vec![], vec![]);
     for _ in 0..runs {
         let started = Instant::now();
@@ -230,7 +230,9 @@ async fn main() -> anyhow::Result<()> {
     // two screenshots (the size of this run's after-frame), and the database
     // size per 1,000 actions.
     let frame = {
-        let shot = engine.screenshot(&tab, vec![], false).await?;
+        let shot = engine
+            .screenshot(&wabp_core::Caller::anonymous(), &tab, vec![], false)
+            .await?;
         shot.data.as_ref().clone()
     };
     for with_shots in [false, true] {

@@ -177,8 +177,14 @@ impl App {
         let allowed_hosts =
             loopback.then(|| ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec());
         let mcp = wabp_mcp::http_service(self.mcp.clone(), allowed_hosts, &self.mcp_shutdown);
+        // The caller of each MCP request comes from `/mcp?userId=`, resolved
+        // by the same layer as REST's.
         let mcp = Router::new()
             .nest_service("/mcp", mcp)
+            .layer(axum::middleware::from_fn_with_state(
+                self.engine.clone(),
+                wabp_rest::resolve_caller,
+            ))
             .layer(axum::middleware::from_fn(session_end_is_no_content));
         let mcp = match &self.auth_token {
             Some(token) => {
@@ -213,9 +219,9 @@ impl App {
 
     /// Serves MCP on stdin/stdout (`wabp mcp`): the browser is started first,
     /// the engine shut down when the client closes stdin.
-    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+    pub async fn serve_stdio(self, caller: wabp_core::Caller) -> anyhow::Result<()> {
         self.engine.start().await?;
-        let served = wabp_mcp::serve_stdio(self.mcp.clone()).await;
+        let served = wabp_mcp::serve_stdio(self.mcp.new_session().for_caller(caller)).await;
         self.engine
             .shutdown(std::time::Duration::from_secs(5))
             .await;

@@ -24,10 +24,20 @@ enum Command {
     Serve(ServeArgs),
     /// Run the engine as an MCP server on stdin/stdout (same options as
     /// serve; --host, --port and --auth-token are not used).
-    Mcp(ServeArgs),
+    Mcp(McpArgs),
     /// Scaffold, build and install plugins.
     #[command(subcommand)]
     Plugin(wabp::plugin_cli::PluginCommand),
+}
+
+#[derive(clap::Args)]
+struct McpArgs {
+    #[command(flatten)]
+    serve: ServeArgs,
+    /// Act as this userId: the session's tabs open in that user's browser
+    /// context and it sees only that user's tabs and records.
+    #[arg(long, value_name = "ID", env = "WABP_USER_ID")]
+    user_id: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -135,13 +145,19 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Serve(args) => serve(args, false).await,
-        Command::Mcp(args) => serve(args, true).await,
+        Command::Serve(args) => serve(args, None).await,
+        Command::Mcp(args) => {
+            let caller = wabp_core::Caller::from_user_id(args.user_id.as_deref())
+                .map_err(|e| anyhow::anyhow!("--user-id: {}", e.message))?;
+            serve(args.serve, Some(caller)).await
+        }
         Command::Plugin(command) => wabp::plugin_cli::run(command).await,
     }
 }
 
-async fn serve(args: ServeArgs, stdio: bool) -> anyhow::Result<()> {
+/// Serves HTTP, or MCP on stdio for `stdio_caller`.
+async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyhow::Result<()> {
+    let stdio = stdio_caller.is_some();
     let session_dir = match args.session_dir {
         Some(dir) => dir,
         None => std::env::temp_dir().join(format!(
@@ -198,7 +214,7 @@ async fn serve(args: ServeArgs, stdio: bool) -> anyhow::Result<()> {
             "wabp serving MCP on stdio (session {})",
             session_dir.display()
         );
-        return app.serve_stdio().await;
+        return app.serve_stdio(stdio_caller.unwrap_or_default()).await;
     };
     let engine = app.engine.clone();
     tokio::spawn(async move {

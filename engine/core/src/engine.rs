@@ -24,6 +24,7 @@ use crate::action::{
     ActionKind, ActionOptions, ActionRun, Dispatch, Envelope, NavigationHint, ScrollSource,
 };
 use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
+use crate::caller::Caller;
 use crate::capture::{CaptureOptions, Screenshot, now_ms, take_screenshot};
 use crate::downloads::{Download, DownloadState, mime_from_name, safe_file_name, unique_path};
 use crate::error::{Error, ErrorCode, Result};
@@ -108,7 +109,8 @@ pub struct Engine {
     executable: RwLock<Option<PathBuf>>,
     /// Tabs in creation order.
     tabs: RwLock<Vec<Arc<Tab>>>,
-    active_tab: StdMutex<Option<String>>,
+    /// Each caller's active tab (the tab MCP tools act on by default).
+    active_tabs: StdMutex<std::collections::HashMap<Caller, String>>,
     input_mode: StdMutex<InputMode>,
 }
 
@@ -127,7 +129,7 @@ impl Engine {
             lifecycle: RwLock::new(Lifecycle::Initializing),
             executable: RwLock::new(None),
             tabs: RwLock::new(Vec::new()),
-            active_tab: StdMutex::new(None),
+            active_tabs: StdMutex::new(Default::default()),
             input_mode: StdMutex::new(InputMode::Agent),
         })
     }
@@ -313,15 +315,23 @@ impl Engine {
         self.forget_tab(tab_id);
     }
 
-    pub fn tab(&self, tab_id: &str) -> Result<Arc<Tab>> {
+    /// The caller's tab `tab_id`. Another user's tab is not found, exactly
+    /// as a tab that never existed.
+    pub fn tab(&self, caller: &Caller, tab_id: &str) -> Result<Arc<Tab>> {
         self.ensure_ready()?;
+        self.any_tab(tab_id)
+            .filter(|t| caller.owns(t.owner().as_deref()))
+            .ok_or_else(|| Error::tab_not_found(tab_id))
+    }
+
+    /// A tab whoever owns it: for the engine's own bookkeeping only.
+    fn any_tab(&self, tab_id: &str) -> Option<Arc<Tab>> {
         self.tabs
             .read()
             .unwrap()
             .iter()
             .find(|t| t.id == tab_id)
             .cloned()
-            .ok_or_else(|| Error::tab_not_found(tab_id))
     }
 
     /// A random id: knowing one tab's id says nothing about another's.
@@ -362,8 +372,10 @@ impl Engine {
             self.first_load(&tab, Some(url)).await?;
         }
         self.tabs.write().unwrap().push(tab.clone());
-        if active || self.active_tab.lock().unwrap().is_none() {
-            *self.active_tab.lock().unwrap() = Some(tab.id.clone());
+        let owner = Caller::from_owner(tab.owner());
+        let mut actives = self.active_tabs.lock().unwrap();
+        if active || !actives.contains_key(&owner) {
+            actives.insert(owner, tab.id.clone());
         }
         Ok(tab)
     }
@@ -557,24 +569,34 @@ impl Engine {
     }
 
     fn forget_tab(&self, tab_id: &str) {
-        // Never hold `active_tab` and `tabs` together (`tab_for_frame` reads them too).
-        let last = {
+        // Never hold `active_tabs` and `tabs` together (`tab_for_frame` reads them too).
+        let (owner, last) = {
             let mut tabs = self.tabs.write().unwrap();
+            let owner = tabs.iter().find(|t| t.id == tab_id).map(|t| t.owner());
             tabs.retain(|t| t.id != tab_id);
-            tabs.last().map(|t| t.id.clone())
+            let Some(owner) = owner else { return };
+            let last = tabs
+                .iter()
+                .rev()
+                .find(|t| t.owner() == owner)
+                .map(|t| t.id.clone());
+            (Caller::from_owner(owner), last)
         };
-        let mut active = self.active_tab.lock().unwrap();
-        if active.as_deref() == Some(tab_id) {
-            *active = last;
+        let mut actives = self.active_tabs.lock().unwrap();
+        if actives.get(&owner).map(String::as_str) == Some(tab_id) {
+            match last {
+                Some(last) => actives.insert(owner, last),
+                None => actives.remove(&owner),
+            };
         }
     }
 
     fn tab_for_frame(&self, frame: &str) -> Option<Arc<Tab>> {
-        let active = self.active_tab.lock().unwrap().clone();
+        let actives: Vec<String> = self.active_tabs.lock().unwrap().values().cloned().collect();
         let tabs = self.tabs.read().unwrap();
         tabs.iter()
             .find(|t| t.target_id.inner() == frame || t.main_frame().as_deref() == Some(frame))
-            .or_else(|| tabs.iter().find(|t| Some(&t.id) == active.as_ref()))
+            .or_else(|| tabs.iter().find(|t| actives.contains(&t.id)))
             .cloned()
     }
 
@@ -650,29 +672,25 @@ impl Engine {
             }
             d.tab_id.clone()
         };
-        if let Ok(tab) = self.tab(&tab_id) {
+        if let Some(tab) = self.any_tab(&tab_id) {
             for (event_type, data) in signals {
                 tab.emit(TabSignal::Event { event_type, data });
             }
         }
     }
 
-    pub async fn list_tabs(&self) -> Result<Vec<TabSummary>> {
-        self.list_tabs_for(None).await
-    }
-
-    /// The tabs of one user (`None`: the tabs opened without a `userId`).
-    pub async fn list_tabs_for(&self, user: Option<&str>) -> Result<Vec<TabSummary>> {
+    /// The caller's tabs, in listing order.
+    pub async fn list_tabs(&self, caller: &Caller) -> Result<Vec<TabSummary>> {
         self.ensure_ready()?;
         let tabs: Vec<Arc<Tab>> = self
             .tabs
             .read()
             .unwrap()
             .iter()
-            .filter(|t| t.owner().as_deref() == user)
+            .filter(|t| caller.owns(t.owner().as_deref()))
             .cloned()
             .collect();
-        let active = self.active_tab.lock().unwrap().clone();
+        let active = self.active_tab(caller);
         let mut out = Vec::with_capacity(tabs.len());
         for tab in tabs {
             let (url, title) = tab.info().await.unwrap_or_default();
@@ -686,35 +704,26 @@ impl Engine {
         Ok(out)
     }
 
-    pub async fn tab_info(&self, tab_id: &str) -> Result<Value> {
-        let tab = self.tab(tab_id)?;
+    pub async fn tab_info(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+        let tab = self.tab(caller, tab_id)?;
         let (url, title) = tab.info().await?;
         Ok(json!({ "id": tab.id, "url": url, "title": title, "loading": tab.is_loading() }))
     }
 
-    /// Opens a tab (201 in REST). `index` places it in the listing order.
+    /// Opens a tab (201 in REST), in the caller's browser context when the
+    /// caller is a user. `index` places it in the listing order.
     pub async fn create_tab(
         &self,
+        caller: &Caller,
         url: Option<&str>,
         active: bool,
         index: Option<usize>,
-    ) -> Result<Value> {
-        self.create_tab_for(url, active, index, None).await
-    }
-
-    /// Opens a tab for a user, in that user's browser context.
-    pub async fn create_tab_for(
-        &self,
-        url: Option<&str>,
-        active: bool,
-        index: Option<usize>,
-        user: Option<&str>,
     ) -> Result<Value> {
         self.ensure_ready()?;
         self.ensure_agent_mode()?;
         let url = url.unwrap_or("about:blank");
         crate::url_policy::check_url(url, &self.config.extra_schemes)?;
-        let tab = self.open_tab_in(url, active, user).await?;
+        let tab = self.open_tab_in(url, active, caller.user_id()).await?;
         if let Some(index) = index {
             let mut tabs = self.tabs.write().unwrap();
             if let Some(pos) = tabs.iter().position(|t| t.id == tab.id) {
@@ -732,8 +741,8 @@ impl Engine {
         Ok(json!({ "id": tab.id, "url": url }))
     }
 
-    pub async fn close_tab(&self, tab_id: &str) -> Result<()> {
-        let tab = self.tab(tab_id)?;
+    pub async fn close_tab(&self, caller: &Caller, tab_id: &str) -> Result<()> {
+        let tab = self.tab(caller, tab_id)?;
         self.forget_tab(tab_id);
         tab.emit(TabSignal::Closed { reason: "user" });
         tab.page
@@ -742,12 +751,15 @@ impl Engine {
         Ok(())
     }
 
-    pub async fn activate_tab(&self, tab_id: &str) -> Result<Value> {
-        let tab = self.tab(tab_id)?;
+    pub async fn activate_tab(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+        let tab = self.tab(caller, tab_id)?;
         tab.page
             .execute(ActivateTargetParams::new(tab.target_id.clone()))
             .await?;
-        *self.active_tab.lock().unwrap() = Some(tab.id.clone());
+        self.active_tabs
+            .lock()
+            .unwrap()
+            .insert(caller.clone(), tab.id.clone());
         let index = self
             .tabs
             .read()
@@ -758,12 +770,13 @@ impl Engine {
         Ok(json!({ "status": "activated", "tab_id": tab.id, "index": index }))
     }
 
-    pub fn active_tab(&self) -> Option<String> {
-        self.active_tab.lock().unwrap().clone()
+    /// The caller's active tab: the last one it activated or opened active.
+    pub fn active_tab(&self, caller: &Caller) -> Option<String> {
+        self.active_tabs.lock().unwrap().get(caller).cloned()
     }
 
-    pub async fn stop_tab(&self, tab_id: &str) -> Result<Value> {
-        let tab = self.tab(tab_id)?;
+    pub async fn stop_tab(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+        let tab = self.tab(caller, tab_id)?;
         tab.page.execute(StopLoadingParams::default()).await?;
         Ok(json!({ "status": "stopped", "tab_id": tab.id }))
     }
@@ -778,13 +791,14 @@ impl Engine {
     /// Runs one action through the loop and records it.
     pub async fn run_action(
         &self,
+        caller: &Caller,
         tab_id: &str,
         options: &ActionOptions,
         kind: ActionKind,
         dispatch: Dispatch,
     ) -> Result<Envelope> {
         self.ensure_agent_mode()?;
-        let tab = self.tab(tab_id)?;
+        let tab = self.tab(caller, tab_id)?;
         // Any action invalidates a cached snapshot (refs stay valid while
         // their elements live).
         tab.bump_epoch();
@@ -863,6 +877,7 @@ impl Engine {
     /// A plugin action by name (click, type, ..., or a folder plugin's).
     pub async fn plugin_action(
         &self,
+        caller: &Caller,
         tab_id: &str,
         name: &str,
         params: Value,
@@ -896,11 +911,13 @@ impl Engine {
                 Ok(handler.run(&name, params, context, host).await?)
             })
         });
-        self.run_action(tab_id, options, kind, dispatch).await
+        self.run_action(caller, tab_id, options, kind, dispatch)
+            .await
     }
 
     pub async fn navigate(
         &self,
+        caller: &Caller,
         tab_id: &str,
         url: &str,
         referrer: Option<&str>,
@@ -915,11 +932,13 @@ impl Engine {
                 Ok(json!({ "status": "navigated", "url": url }))
             })
         });
-        self.run_action(tab_id, options, kind, dispatch).await
+        self.run_action(caller, tab_id, options, kind, dispatch)
+            .await
     }
 
     pub async fn history_step(
         &self,
+        caller: &Caller,
         tab_id: &str,
         step: i64,
         options: &ActionOptions,
@@ -934,10 +953,16 @@ impl Engine {
         });
         let mut kind = ActionKind::new(if step < 0 { "back" } else { "forward" }, json!({}));
         kind.hint = NavigationHint::BackForward;
-        self.run_action(tab_id, options, kind, dispatch).await
+        self.run_action(caller, tab_id, options, kind, dispatch)
+            .await
     }
 
-    pub async fn reload(&self, tab_id: &str, options: &ActionOptions) -> Result<Envelope> {
+    pub async fn reload(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        options: &ActionOptions,
+    ) -> Result<Envelope> {
         let dispatch: Dispatch = Box::new(|tab: Arc<Tab>| {
             Box::pin(async move {
                 tab.reload_page().await?;
@@ -946,11 +971,18 @@ impl Engine {
         });
         let mut kind = ActionKind::new("reload", json!({}));
         kind.hint = NavigationHint::Reload;
-        self.run_action(tab_id, options, kind, dispatch).await
+        self.run_action(caller, tab_id, options, kind, dispatch)
+            .await
     }
 
     /// `POST /wait`: the page runs for `ms`, then is frozen again.
-    pub async fn wait(&self, tab_id: &str, ms: u64, options: &ActionOptions) -> Result<Envelope> {
+    pub async fn wait(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        ms: u64,
+        options: &ActionOptions,
+    ) -> Result<Envelope> {
         if ms > 60_000 {
             return Err(Error::invalid("ms must be from 0 to 60000"));
         }
@@ -962,29 +994,33 @@ impl Engine {
             Box::pin(async move { Ok(json!({ "status": "waited", "ms": ms })) })
         });
         let kind = ActionKind::new("wait", json!({ "ms": ms }));
-        self.run_action(tab_id, &options, kind, dispatch).await
+        self.run_action(caller, tab_id, &options, kind, dispatch)
+            .await
     }
 
     /// `POST /screenshot`: an envelope with nothing dispatched.
     pub async fn screenshot_action(
         &self,
+        caller: &Caller,
         tab_id: &str,
         options: &ActionOptions,
     ) -> Result<Envelope> {
         let dispatch: Dispatch =
             Box::new(|_tab| Box::pin(async { Ok(json!({ "status": "captured" })) }));
         let kind = ActionKind::new("screenshot", json!({}));
-        self.run_action(tab_id, options, kind, dispatch).await
+        self.run_action(caller, tab_id, options, kind, dispatch)
+            .await
     }
 
     /// `GET /screenshot`: one capture, no envelope. Read-only.
     pub async fn screenshot(
         &self,
+        caller: &Caller,
         tab_id: &str,
         markup: Vec<String>,
         cursor: bool,
     ) -> Result<Screenshot> {
-        let tab = self.tab(tab_id)?;
+        let tab = self.tab(caller, tab_id)?;
         if tab.pending_dialog().is_some() {
             if let Some(frame) = tab.last_frame() {
                 return Ok(frame.image);
@@ -1007,9 +1043,9 @@ impl Engine {
     }
 
     /// `POST /execute`: `{"value", "type"}`.
-    pub async fn execute(&self, tab_id: &str, script: &str) -> Result<Value> {
+    pub async fn execute(&self, caller: &Caller, tab_id: &str, script: &str) -> Result<Value> {
         self.ensure_agent_mode()?;
-        let tab = self.tab(tab_id)?;
+        let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         tab.bump_epoch();
         execution::thaw(&tab).await?;
@@ -1022,8 +1058,13 @@ impl Engine {
     }
 
     /// `POST /text`: the element's (or body's) innerText; `None` when nothing matches.
-    pub async fn text(&self, tab_id: &str, selector: Option<&str>) -> Result<Option<String>> {
-        let tab = self.tab(tab_id)?;
+    pub async fn text(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        selector: Option<&str>,
+    ) -> Result<Option<String>> {
+        let tab = self.tab(caller, tab_id)?;
         let selector =
             serde_json::to_string(&selector).map_err(|e| Error::internal(e.to_string()))?;
         let expression = format!(
@@ -1039,8 +1080,8 @@ impl Engine {
             .map(str::to_string))
     }
 
-    pub async fn dialog(&self, tab_id: &str) -> Result<Value> {
-        let tab = self.tab(tab_id)?;
+    pub async fn dialog(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+        let tab = self.tab(caller, tab_id)?;
         Ok(match tab.pending_dialog() {
             Some(d) => {
                 json!({ "present": true, "dialog_type": d.dialog_type, "message": d.message, "default_prompt": d.default_prompt })
@@ -1051,13 +1092,14 @@ impl Engine {
 
     pub async fn handle_dialog(
         &self,
+        caller: &Caller,
         tab_id: &str,
         accept: bool,
         prompt_text: Option<String>,
     ) -> Result<Value> {
         use chromiumoxide::cdp::browser_protocol::page::HandleJavaScriptDialogParams;
         self.ensure_agent_mode()?;
-        let tab = self.tab(tab_id)?;
+        let tab = self.tab(caller, tab_id)?;
         if tab.pending_dialog().is_none() {
             return Err(Error::new(
                 ErrorCode::DialogNotPresent,
@@ -1078,17 +1120,22 @@ impl Engine {
 
     /// `POST /network/save`: the tab's buffer (the active tab's by default)
     /// saved under `tag`.
-    pub async fn save_network(&self, tab_id: Option<&str>, tag: &str) -> Result<usize> {
+    pub async fn save_network(
+        &self,
+        caller: &Caller,
+        tab_id: Option<&str>,
+        tag: &str,
+    ) -> Result<usize> {
         if tag.is_empty() {
             return Err(Error::invalid("\"tag\" must not be empty"));
         }
         let tab_id = match tab_id {
             Some(id) => id.to_string(),
             None => self
-                .active_tab()
+                .active_tab(caller)
                 .ok_or_else(|| Error::invalid("no active tab; pass \"tab_id\""))?,
         };
-        let tab = self.tab(&tab_id)?;
+        let tab = self.tab(caller, &tab_id)?;
         let log = self
             .action_log
             .read()
@@ -1104,7 +1151,7 @@ impl Engine {
     /// `POST /tabs/{id}/curl`: an HTTP request made by the page's own
     /// `fetch` from an isolated world, so it carries the tab's cookies and
     /// credentials. Nothing thaws: the network is not frozen, timers are.
-    pub async fn curl(&self, tab_id: &str, request: CurlRequest) -> Result<Value> {
+    pub async fn curl(&self, caller: &Caller, tab_id: &str, request: CurlRequest) -> Result<Value> {
         let method = request.method.to_ascii_uppercase();
         if method.is_empty() || !method.chars().all(|c| c.is_ascii_alphabetic()) {
             return Err(Error::invalid(format!(
@@ -1118,7 +1165,7 @@ impl Engine {
             )));
         }
         crate::url_policy::check_url(&request.url, &self.config.extra_schemes)?;
-        let tab = self.tab(tab_id)?;
+        let tab = self.tab(caller, tab_id)?;
         let started = now_ms();
         let spec = json!({
             "url": request.url,
@@ -1175,15 +1222,19 @@ impl Engine {
     }
 
     /// The tab's in-memory capture (unsaved), with how many calls fell out.
-    pub fn tab_network(&self, tab_id: &str) -> Result<(Vec<crate::network::NetworkCall>, u64)> {
-        let tab = self.tab(tab_id)?;
+    pub fn tab_network(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+    ) -> Result<(Vec<crate::network::NetworkCall>, u64)> {
+        let tab = self.tab(caller, tab_id)?;
         Ok((tab.network_calls(), tab.network_dropped()))
     }
 
     // ---- execution control ----
 
-    pub async fn execution(&self, tab_id: &str) -> Result<ExecutionState> {
-        let tab = self.tab(tab_id)?;
+    pub async fn execution(&self, caller: &Caller, tab_id: &str) -> Result<ExecutionState> {
+        let tab = self.tab(caller, tab_id)?;
         let state = tab.execution.lock().await.state();
         Ok(state)
     }
@@ -1191,12 +1242,13 @@ impl Engine {
     /// `POST /execution`: enables control on first use, then pauses or resumes.
     pub async fn set_execution(
         &self,
+        caller: &Caller,
         tab_id: &str,
         paused: bool,
         initial_virtual_time: Option<f64>,
     ) -> Result<ExecutionState> {
         self.ensure_agent_mode()?;
-        let tab = self.tab(tab_id)?;
+        let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         let enabled = tab.execution.lock().await.enabled;
         if !enabled {
@@ -1263,12 +1315,13 @@ impl Engine {
         files: Option<Vec<String>>,
         save_path: Option<String>,
         cancel: bool,
-        user: Option<&str>,
+        caller: &Caller,
     ) -> Result<Value> {
         self.ensure_agent_mode()?;
         let (tab, chooser) = self
             .find_tab(|t| {
-                (t.owner().as_deref() == user)
+                caller
+                    .owns(t.owner().as_deref())
                     .then(|| t.pending_file_chooser(chooser_id))
                     .flatten()
             })
@@ -1348,12 +1401,13 @@ impl Engine {
         popup_id: &str,
         indices: Option<Vec<u64>>,
         cancel: bool,
-        user: Option<&str>,
+        caller: &Caller,
     ) -> Result<Value> {
         self.ensure_agent_mode()?;
         let (tab, select) = self
             .find_tab(|t| {
-                (t.owner().as_deref() == user)
+                caller
+                    .owns(t.owner().as_deref())
                     .then(|| t.pending_select(popup_id))
                     .flatten()
             })
@@ -1415,14 +1469,14 @@ impl Engine {
         &self,
         state: Option<DownloadState>,
         limit: usize,
-        user: Option<&str>,
+        caller: &Caller,
     ) -> Vec<Download> {
         self.downloads
             .lock()
             .unwrap()
             .iter()
             .rev()
-            .filter(|d| d.user_id.as_deref() == user)
+            .filter(|d| caller.owns(d.user_id.as_deref()))
             .filter(|d| state.is_none_or(|s| d.state == s))
             .take(limit)
             .cloned()
@@ -1430,12 +1484,12 @@ impl Engine {
     }
 
     /// One of `user`'s downloads; another user's is not found.
-    pub fn download(&self, id: &str, user: Option<&str>) -> Result<Download> {
+    pub fn download(&self, caller: &Caller, id: &str) -> Result<Download> {
         self.downloads
             .lock()
             .unwrap()
             .iter()
-            .find(|d| d.id == id && d.user_id.as_deref() == user)
+            .find(|d| d.id == id && caller.owns(d.user_id.as_deref()))
             .cloned()
             .ok_or_else(|| {
                 Error::new(
@@ -1445,8 +1499,8 @@ impl Engine {
             })
     }
 
-    pub async fn cancel_download(&self, id: &str, user: Option<&str>) -> Result<Value> {
-        let download = self.download(id, user)?;
+    pub async fn cancel_download(&self, caller: &Caller, id: &str) -> Result<Value> {
+        let download = self.download(caller, id)?;
         if download.state != DownloadState::InProgress {
             return Err(Error::invalid(format!(
                 "download {id} is not in progress (state: {})",

@@ -3,6 +3,7 @@
 
 pub mod action;
 pub mod browser;
+pub mod caller;
 pub mod capture;
 pub mod downloads;
 pub mod engine;
@@ -22,5 +23,6 @@ pub mod url_policy;
 pub mod users;
 
 pub use action::{ActionOptions, Envelope, NavigationHint};
+pub use caller::Caller;
 pub use engine::{Engine, EngineConfig, InputMode};
 pub use error::{Error, ErrorCode, Result};

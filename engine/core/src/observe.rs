@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::action::{ActionOptions, Envelope};
+use crate::caller::Caller;
 use crate::capture::{CaptureOptions, DEFAULT_MARKUP, take_screenshot};
 use crate::engine::{Engine, TURN_LIMIT};
 use crate::error::{Error, ErrorCode, Result};
@@ -76,8 +77,13 @@ const STATE_ELEMENTS: usize = 100;
 
 impl Engine {
     /// `GET /tabs/{id}/snapshot`.
-    pub async fn snapshot(&self, tab_id: &str, request: SnapshotRequest) -> Result<Value> {
-        let tab = self.tab(tab_id)?;
+    pub async fn snapshot(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        request: SnapshotRequest,
+    ) -> Result<Value> {
+        let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         if request.format == SnapshotFormat::Json && request.offset > 0 {
             return Err(Error::new(
@@ -137,8 +143,8 @@ impl Engine {
     }
 
     /// `GET /tabs/{id}/state`: the browser-use state.
-    pub async fn state(&self, tab_id: &str) -> Result<Value> {
-        let tab = self.tab(tab_id)?;
+    pub async fn state(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+        let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         tab.number_in_main_world(STATE_FN, vec![json!({ "value": STATE_ELEMENTS })])
             .await
@@ -149,6 +155,7 @@ impl Engine {
     /// matching core action so it gets a full envelope.
     pub async fn state_action(
         &self,
+        caller: &Caller,
         tab_id: &str,
         action: &Value,
         options: &ActionOptions,
@@ -196,7 +203,7 @@ impl Engine {
                         .filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)
                         .ok_or_else(|| invalid("\"pages\" must be a number in (0, 100]".into()))?,
                 };
-                let tab = self.tab(tab_id)?;
+                let tab = self.tab(caller, tab_id)?;
                 let height = tab
                     .evaluate_json("innerHeight")
                     .await?
@@ -211,6 +218,7 @@ impl Engine {
                 )));
             }
         };
-        self.plugin_action(tab_id, name, params, options).await
+        self.plugin_action(caller, tab_id, name, params, options)
+            .await
     }
 }

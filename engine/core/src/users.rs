@@ -47,22 +47,7 @@ pub struct UserSessions {
     sessions: HashMap<String, UserSession>,
 }
 
-/// A user id is a short opaque name.
-pub fn check_user_id(id: &str) -> Result<()> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.@:".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::new(
-            ErrorCode::InvalidRequest,
-            "userId must be 1-128 characters of letters, digits and - _ . @ :",
-        ))
-    }
-}
+pub use crate::caller::check_user_id;
 
 /// Marks a user's session busy while a request is served.
 pub struct UserActivity {
@@ -232,15 +217,6 @@ impl Engine {
         self.dispose_context(session.context);
     }
 
-    /// Whether a request of `user` (None: no userId) may see tab `tab_id`.
-    /// Unknown tabs pass, so the handler answers its usual 404.
-    pub fn check_tab_visible(&self, tab_id: &str, user: Option<&str>) -> Result<()> {
-        match self.all_tabs().into_iter().find(|t| t.id == tab_id) {
-            Some(tab) if tab.owner().as_deref() != user => Err(Error::tab_not_found(tab_id)),
-            _ => Ok(()),
-        }
-    }
-
     /// Closes sessions idle for longer than the limit; runs until the engine
     /// is dropped.
     pub fn spawn_session_reaper(self: &Arc<Self>) {
@@ -284,24 +260,5 @@ impl Engine {
                 (name.clone(), count, s.last_used.elapsed().as_secs())
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn user_ids_are_checked() {
-        for ok in ["alice", "user-1", "a.b@c:d_e"] {
-            assert!(check_user_id(ok).is_ok(), "{ok}");
-        }
-        for bad in ["", "has space", "semi;colon", "slash/", &"x".repeat(129)] {
-            assert_eq!(
-                check_user_id(bad).unwrap_err().code,
-                ErrorCode::InvalidRequest,
-                "{bad}"
-            );
-        }
     }
 }

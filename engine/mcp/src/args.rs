@@ -2,7 +2,7 @@
 //! the field and what it should be.
 
 use serde_json::{Map, Value};
-use wabp_core::{Engine, Error, Result};
+use wabp_core::{Caller, Engine, Error, Result};
 
 pub type Args = Map<String, Value>;
 
@@ -81,11 +81,11 @@ pub fn string_list(args: &Args, field: &str) -> Result<Option<Vec<String>>> {
     }
 }
 
-/// The tab an operation names, or the active tab when it names none.
-pub fn tab_id(engine: &Engine, args: &Args) -> Result<String> {
+/// The tab an operation names, or the caller's active tab when it names none.
+pub fn tab_id(engine: &Engine, caller: &Caller, args: &Args) -> Result<String> {
     match optional_str(args, "tab_id")? {
         Some(id) if !id.is_empty() => Ok(id.to_string()),
-        _ => engine.active_tab().ok_or_else(|| {
+        _ => engine.active_tab(caller).ok_or_else(|| {
             Error::invalid(
                 "no tab_id given and no active tab; call browser_list_tabs or browser_new_tab first",
             )

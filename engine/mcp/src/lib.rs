@@ -22,7 +22,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
-use wabp_core::{Engine, Error};
+use wabp_core::{Caller, Engine, Error};
 use wabp_history::HistoryStore;
 
 pub use plugin_tools::tool_name as action_tool_name;
@@ -43,6 +43,11 @@ pub struct Context {
 #[derive(Clone)]
 pub struct WabpMcp {
     ctx: Arc<Context>,
+    /// The caller when a request names none (stdio: `wabp mcp --user-id`).
+    default_caller: Caller,
+    /// The caller this session acts for, fixed by its first tool call: a
+    /// session never switches users.
+    session_caller: Arc<std::sync::OnceLock<Caller>>,
 }
 
 impl WabpMcp {
@@ -65,7 +70,41 @@ impl WabpMcp {
             tools_version: tokio::sync::watch::channel(0).0,
         });
         tokio::spawn(follow_registry(Arc::downgrade(&ctx)));
-        WabpMcp { ctx }
+        WabpMcp {
+            ctx,
+            default_caller: Caller::anonymous(),
+            session_caller: Default::default(),
+        }
+    }
+
+    /// The same server acting for `caller` when a request names no user
+    /// (`wabp mcp --user-id`).
+    pub fn for_caller(mut self, caller: Caller) -> WabpMcp {
+        self.default_caller = caller;
+        self
+    }
+
+    /// A server for a new session: same tools, its own caller.
+    pub fn new_session(&self) -> WabpMcp {
+        WabpMcp {
+            ctx: self.ctx.clone(),
+            default_caller: self.default_caller.clone(),
+            session_caller: Default::default(),
+        }
+    }
+
+    /// The caller of one request: the one the HTTP layer resolved (from
+    /// `/mcp?userId=`), else the server's default; refused when it is not
+    /// the caller the session started with.
+    fn caller_for(&self, resolved: Option<&Caller>) -> Result<Caller, Error> {
+        let caller = resolved.unwrap_or(&self.default_caller);
+        let pinned = self.session_caller.get_or_init(|| caller.clone());
+        if pinned != caller {
+            return Err(Error::invalid(
+                "this MCP session belongs to another userId; start a new session for this one",
+            ));
+        }
+        Ok(caller.clone())
     }
 
     pub fn context(&self) -> &Arc<Context> {
@@ -83,9 +122,29 @@ impl WabpMcp {
         tools
     }
 
-    /// Runs one tool. Failures of any kind (bad arguments, engine errors,
-    /// unknown tools, a panic) come back as an `isError` result.
+    /// Runs one tool for the session's caller. Failures of any kind (bad
+    /// arguments, engine errors, unknown tools, a panic) come back as an
+    /// `isError` result.
     pub async fn call(&self, name: &str, arguments: Option<Map<String, Value>>) -> CallToolResult {
+        self.call_as(None, name, arguments).await
+    }
+
+    async fn call_as(
+        &self,
+        resolved: Option<&Caller>,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> CallToolResult {
+        let caller = match self.caller_for(resolved) {
+            Ok(caller) => caller,
+            Err(e) => {
+                return CallToolResult::error(vec![ContentBlock::text(format!(
+                    "{} ({})",
+                    e.message,
+                    e.code.as_str()
+                ))]);
+            }
+        };
         let ctx = self.ctx.clone();
         let name = name.to_string();
         let args = arguments.unwrap_or_default();
@@ -93,7 +152,7 @@ impl WabpMcp {
         // Own task: a panic ends this call only.
         let task = tokio::spawn({
             let name = name.clone();
-            async move { dispatch(&ctx, &name, &args).await }
+            async move { dispatch(&ctx, &caller, &name, &args).await }
         });
         let outcome = match task.await {
             Ok(result) => result,
@@ -123,17 +182,18 @@ impl WabpMcp {
 
 async fn dispatch(
     ctx: &Context,
+    caller: &Caller,
     name: &str,
     args: &Map<String, Value>,
 ) -> wabp_core::Result<Vec<ContentBlock>> {
     if name == screenshot::TOOL_NAME {
         return screenshot::run(&ctx.engine, args, &ctx.screenshot_defaults).await;
     }
-    if let Some(result) = tools::call_fixed(ctx, name, args).await {
+    if let Some(result) = tools::call_fixed(ctx, caller, name, args).await {
         return result;
     }
     match plugin_tools::action_for_tool(ctx.engine.registry.as_ref(), name) {
-        Some(action) => tools::call_action(ctx, &action, args).await,
+        Some(action) => tools::call_action(ctx, caller, &action, args).await,
         None => Err(Error::new(
             wabp_core::ErrorCode::NotFound,
             format!("unknown tool {name:?}; list the tools again (plugins may have changed)"),
@@ -225,9 +285,18 @@ impl ServerHandler for WabpMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.call(&request.name, request.arguments).await.into())
+        // Over HTTP the request's parts carry the caller the HTTP layer
+        // resolved (`/mcp?userId=`).
+        let resolved = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>());
+        Ok(self
+            .call_as(resolved, &request.name, request.arguments)
+            .await
+            .into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -280,7 +349,7 @@ pub fn http_service(
         None => config.disable_allowed_hosts(),
     };
     StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.new_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     )

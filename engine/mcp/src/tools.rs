@@ -10,8 +10,8 @@ use wabp_core::action::action_params;
 use wabp_core::downloads::DownloadState;
 use wabp_core::observe::SnapshotRequest;
 use wabp_core::snapshot::SnapshotFormat;
-use wabp_core::{ActionOptions, Envelope, Error, ErrorCode, Result};
-use wabp_history::NetworkFilter;
+use wabp_core::{ActionOptions, Caller, Envelope, Error, ErrorCode, Result};
+use wabp_history::{NetworkFilter, RowOwner};
 
 use crate::Context;
 use crate::args::{
@@ -405,48 +405,49 @@ fn options(args: &Args, default_wait: &str) -> Result<ActionOptions> {
 /// Runs a fixed tool; `None` when `name` is not one.
 pub async fn call_fixed(
     ctx: &Context,
+    caller: &Caller,
     name: &str,
     args: &Args,
 ) -> Option<Result<Vec<ContentBlock>>> {
     let engine = &ctx.engine;
     let result = match name {
         "browser_navigate" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let url = required_str(args, "url")?;
             let referrer = optional_str(args, "referrer")?;
             let options = options(args, "action_complete")?;
-            envelope_content(&engine.navigate(&tab, url, referrer, &options).await?)
+            envelope_content(&engine.navigate(caller, &tab, url, referrer, &options).await?)
         }
         .await,
         "browser_back" | "browser_forward" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let options = options(args, "action_complete")?;
             let step = if name == "browser_back" { -1 } else { 1 };
-            envelope_content(&engine.history_step(&tab, step, &options).await?)
+            envelope_content(&engine.history_step(caller, &tab, step, &options).await?)
         }
         .await,
         "browser_reload" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let options = options(args, "action_complete")?;
-            envelope_content(&engine.reload(&tab, &options).await?)
+            envelope_content(&engine.reload(caller, &tab, &options).await?)
         }
         .await,
         "browser_wait" => async {
             let ms = optional_int(args, "ms", 0, 60_000)?
                 .ok_or_else(|| Error::invalid("missing argument \"ms\" (0 to 60000)"))?;
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let options = options(args, "time")?;
-            envelope_content(&engine.wait(&tab, ms, &options).await?)
+            envelope_content(&engine.wait(caller, &tab, ms, &options).await?)
         }
         .await,
         "browser_screenshot" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let options = options(args, "immediate")?;
-            envelope_content(&engine.screenshot_action(&tab, &options).await?)
+            envelope_content(&engine.screenshot_action(caller, &tab, &options).await?)
         }
         .await,
         "browser_execute_javascript" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             // REST's name for it is `script`; accept both.
             let expression = match optional_str(args, "expression")? {
                 Some(e) => e,
@@ -455,19 +456,19 @@ pub async fn call_fixed(
                 })?,
             };
             Ok(vec![text_json(
-                &json!({ "result": engine.execute(&tab, expression).await? }),
+                &json!({ "result": engine.execute(caller, &tab, expression).await? }),
             )])
         }
         .await,
         "browser_get_text" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let selector = optional_str(args, "selector")?;
-            let text = engine.text(&tab, selector).await?;
+            let text = engine.text(caller, &tab, selector).await?;
             Ok(vec![ContentBlock::text(text.unwrap_or_default())])
         }
         .await,
         "browser_list_tabs" => async {
-            let tabs = engine.list_tabs().await?;
+            let tabs = engine.list_tabs(caller).await?;
             Ok(vec![text_json(
                 &serde_json::to_value(tabs).map_err(|e| Error::internal(e.to_string()))?,
             )])
@@ -476,29 +477,29 @@ pub async fn call_fixed(
         "browser_new_tab" => async {
             let url = optional_str(args, "url")?;
             let active = optional_bool(args, "active")?.unwrap_or(true);
-            Ok(vec![text_json(&engine.create_tab(url, active, None).await?)])
+            Ok(vec![text_json(&engine.create_tab(caller, url, active, None).await?)])
         }
         .await,
         "browser_close_tab" => async {
-            let tab = tab_id(engine, args)?;
-            engine.close_tab(&tab).await?;
+            let tab = tab_id(engine, caller, args)?;
+            engine.close_tab(caller, &tab).await?;
             Ok(vec![text_json(&json!({ "closed": tab }))])
         }
         .await,
         "browser_activate_tab" => async {
-            let tab = tab_id(engine, args)?;
-            Ok(vec![text_json(&engine.activate_tab(&tab).await?)])
+            let tab = tab_id(engine, caller, args)?;
+            Ok(vec![text_json(&engine.activate_tab(caller, &tab).await?)])
         }
         .await,
         "browser_dialog" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let value = match optional_str(args, "action")?.unwrap_or("get") {
-                "get" => engine.dialog(&tab).await?,
+                "get" => engine.dialog(caller, &tab).await?,
                 "accept" => {
                     let prompt = optional_str(args, "prompt_text")?.map(str::to_string);
-                    engine.handle_dialog(&tab, true, prompt).await?
+                    engine.handle_dialog(caller, &tab, true, prompt).await?
                 }
-                "dismiss" => engine.handle_dialog(&tab, false, None).await?,
+                "dismiss" => engine.handle_dialog(caller, &tab, false, None).await?,
                 other => {
                     return Err(Error::invalid(format!(
                         "action must be get, accept or dismiss, not {other:?}"
@@ -514,7 +515,7 @@ pub async fn call_fixed(
             let path = optional_str(args, "path")?.map(str::to_string);
             let cancel = optional_bool(args, "cancel")?.unwrap_or(false);
             Ok(vec![text_json(
-                &engine.answer_file_chooser(id, files, path, cancel, None).await?,
+                &engine.answer_file_chooser(id, files, path, cancel, caller).await?,
             )])
         }
         .await,
@@ -542,7 +543,7 @@ pub async fn call_fixed(
             };
             let cancel = optional_bool(args, "cancel")?.unwrap_or(false);
             Ok(vec![text_json(
-                &engine.answer_select(id, indices, cancel, None).await?,
+                &engine.answer_select(id, indices, cancel, caller).await?,
             )])
         }
         .await,
@@ -558,10 +559,10 @@ pub async fn call_fixed(
                         })?),
                     };
                     let limit = optional_int(args, "limit", 1, 10_000)?.unwrap_or(100) as usize;
-                    json!({ "downloads": engine.downloads(state, limit, None) })
+                    json!({ "downloads": engine.downloads(state, limit, caller) })
                 }
-                "get" => engine.download(required_str(args, "id")?, None)?.detail(),
-                "cancel" => engine.cancel_download(required_str(args, "id")?, None).await?,
+                "get" => engine.download(caller, required_str(args, "id")?)?.detail(),
+                "cancel" => engine.cancel_download(caller, required_str(args, "id")?).await?,
                 other => {
                     return Err(Error::invalid(format!(
                         "action must be list, get or cancel, not {other:?}"
@@ -571,10 +572,10 @@ pub async fn call_fixed(
             Ok(vec![text_json(&value)])
         }
         .await,
-        "browser_network" => network(ctx, args).await,
-        "browser_snapshot" => snapshot(ctx, args).await,
+        "browser_network" => network(ctx, caller, args).await,
+        "browser_snapshot" => snapshot(ctx, caller, args).await,
         "browser_curl" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let url = required_str(args, "url")?.to_string();
             let method = optional_str(args, "method")?.unwrap_or("GET").to_string();
             let headers = match args.get("headers") {
@@ -597,6 +598,7 @@ pub async fn call_fixed(
             let tag = optional_str(args, "tag")?.map(str::to_string);
             let answer = engine
                 .curl(
+                    caller,
                     &tab,
                     wabp_core::engine::CurlRequest {
                         url,
@@ -611,9 +613,9 @@ pub async fn call_fixed(
         }
         .await,
         "browser_execution" => async {
-            let tab = tab_id(engine, args)?;
+            let tab = tab_id(engine, caller, args)?;
             let state = match optional_bool(args, "paused")? {
-                None => engine.execution(&tab).await?,
+                None => engine.execution(caller, &tab).await?,
                 Some(paused) => {
                     let initial = match args.get("initial_virtual_time") {
                         None | Some(Value::Null) => None,
@@ -625,7 +627,7 @@ pub async fn call_fixed(
                             },
                         )?),
                     };
-                    engine.set_execution(&tab, paused, initial).await?
+                    engine.set_execution(caller, &tab, paused, initial).await?
                 }
             };
             Ok(vec![text_json(
@@ -638,7 +640,7 @@ pub async fn call_fixed(
     Some(result)
 }
 
-async fn snapshot(ctx: &Context, args: &Args) -> Result<Vec<ContentBlock>> {
+async fn snapshot(ctx: &Context, caller: &Caller, args: &Args) -> Result<Vec<ContentBlock>> {
     let format = match optional_str(args, "format")?.unwrap_or("text") {
         "text" => SnapshotFormat::Text,
         "json" => SnapshotFormat::Json,
@@ -650,10 +652,11 @@ async fn snapshot(ctx: &Context, args: &Args) -> Result<Vec<ContentBlock>> {
     };
     let offset = optional_int(args, "offset", 0, u32::MAX as u64)?.unwrap_or(0) as usize;
     let include_screenshot = optional_bool(args, "include_screenshot")?.unwrap_or(false);
-    let tab = tab_id(&ctx.engine, args)?;
+    let tab = tab_id(&ctx.engine, caller, args)?;
     let mut out = ctx
         .engine
         .snapshot(
+            caller,
             &tab,
             SnapshotRequest {
                 format,
@@ -676,18 +679,18 @@ async fn snapshot(ctx: &Context, args: &Args) -> Result<Vec<ContentBlock>> {
     Ok(content)
 }
 
-async fn network(ctx: &Context, args: &Args) -> Result<Vec<ContentBlock>> {
+async fn network(ctx: &Context, caller: &Caller, args: &Args) -> Result<Vec<ContentBlock>> {
     let engine = &ctx.engine;
     let mut out = Map::new();
     if let Some(tag) = optional_str(args, "save_tag")? {
         let tab = optional_str(args, "tab_id")?;
-        let saved = engine.save_network(tab, tag).await?;
+        let saved = engine.save_network(caller, tab, tag).await?;
         out.insert("saved".into(), json!(saved));
     }
     match optional_str(args, "source")?.unwrap_or("saved") {
         "live" => {
-            let tab = tab_id(engine, args)?;
-            let (calls, dropped) = engine.tab_network(&tab)?;
+            let tab = tab_id(engine, caller, args)?;
+            let (calls, dropped) = engine.tab_network(caller, &tab)?;
             out.insert("total".into(), json!(calls.len()));
             out.insert("dropped".into(), json!(dropped));
             out.insert("calls".into(), json!(calls));
@@ -719,8 +722,10 @@ async fn network(ctx: &Context, args: &Args) -> Result<Vec<ContentBlock>> {
             if let Some(b) = optional_bool(args, "include_body")? {
                 filter.insert("include_body".into(), json!(b));
             }
-            let filter: NetworkFilter = serde_json::from_value(Value::Object(filter))
+            let mut filter: NetworkFilter = serde_json::from_value(Value::Object(filter))
                 .map_err(|e| Error::invalid(format!("bad filter: {e}")))?;
+            // Only the caller's own saved calls.
+            filter.owner = RowOwner::Only(caller.user_id().map(str::to_string));
             let calls = store.query_network(filter).await.map_err(|e| {
                 let code = match &e {
                     wabp_history::Error::InvalidFilter { .. } => ErrorCode::InvalidRequest,
@@ -742,13 +747,18 @@ async fn network(ctx: &Context, args: &Args) -> Result<Vec<ContentBlock>> {
 
 /// Runs a plugin action as a tool: the arguments minus `tab_id` and the
 /// options are the action's params.
-pub async fn call_action(ctx: &Context, action: &str, args: &Args) -> Result<Vec<ContentBlock>> {
+pub async fn call_action(
+    ctx: &Context,
+    caller: &Caller,
+    action: &str,
+    args: &Args,
+) -> Result<Vec<ContentBlock>> {
     let engine = &ctx.engine;
-    let tab = tab_id(engine, args)?;
+    let tab = tab_id(engine, caller, args)?;
     let body = without_tab(args);
     let options = ActionOptions::from_request(&body, "action_complete")?;
     let envelope = engine
-        .plugin_action(&tab, action, action_params(&body), &options)
+        .plugin_action(caller, &tab, action, action_params(&body), &options)
         .await?;
     envelope_content(&envelope)
 }

@@ -8,9 +8,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use wabp_core::downloads::DownloadState;
 
+use crate::AppState;
 use crate::body::{Body, optional_bool, optional_str};
 use crate::error::{ApiError, ApiResult};
-use crate::{AppState, UserScope};
+use wabp_core::Caller;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -26,12 +27,17 @@ fn execution_body(state: wabp_core::execution::ExecutionState) -> Json<Value> {
     Json(serde_json::to_value(state).unwrap_or_default())
 }
 
-async fn execution(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(execution_body(s.engine.execution(&tab).await?))
+async fn execution(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(execution_body(s.engine.execution(&caller, &tab).await?))
 }
 
 async fn set_execution(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -46,7 +52,9 @@ async fn set_execution(
         })?),
     };
     Ok(execution_body(
-        s.engine.set_execution(&tab, paused, initial).await?,
+        s.engine
+            .set_execution(&caller, &tab, paused, initial)
+            .await?,
     ))
 }
 
@@ -70,7 +78,7 @@ fn string_list(body: &Value, field: &str) -> ApiResult<Option<Vec<String>>> {
 
 async fn file_chooser(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -79,14 +87,14 @@ async fn file_chooser(
     let cancel = optional_bool(&body, "cancel")?.unwrap_or(false);
     Ok(Json(
         s.engine
-            .answer_file_chooser(&id, files, path, cancel, user.as_deref())
+            .answer_file_chooser(&id, files, path, cancel, &caller)
             .await?,
     ))
 }
 
 async fn select(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -113,7 +121,7 @@ async fn select(
     let cancel = optional_bool(&body, "cancel")?.unwrap_or(false);
     Ok(Json(
         s.engine
-            .answer_select(&id, indices, cancel, user.as_deref())
+            .answer_select(&id, indices, cancel, &caller)
             .await?,
     ))
 }
@@ -126,7 +134,7 @@ struct DownloadsQuery {
 
 async fn downloads(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     query: Result<Query<DownloadsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let Query(query) = query.map_err(|e| ApiError::invalid(format!("bad query: {e}")))?;
@@ -140,22 +148,22 @@ async fn downloads(
     };
     let limit = query.limit.unwrap_or(100).min(10_000);
     Ok(Json(
-        json!({ "downloads": s.engine.downloads(state, limit, user.as_deref()) }),
+        json!({ "downloads": s.engine.downloads(state, limit, &caller) }),
     ))
 }
 
 async fn download(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.download(&id, user.as_deref())?.detail()))
+    Ok(Json(s.engine.download(&caller, &id)?.detail()))
 }
 
 async fn cancel_download(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.cancel_download(&id, user.as_deref()).await?))
+    Ok(Json(s.engine.cancel_download(&caller, &id).await?))
 }

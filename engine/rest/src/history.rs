@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 use wabp_core::{Error, ErrorCode};
 use wabp_history::{ActionFilter, EventFilter, HistoryStore, RowOwner, ScreenshotKind};
 
+use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::{AppState, UserScope};
+use wabp_core::Caller;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -90,18 +91,18 @@ async fn session(State(s): State<AppState>, Path(id): Path<String>) -> ApiResult
 }
 
 /// The rows a request may see.
-fn owner(scope: UserScope) -> RowOwner {
-    RowOwner::Only(scope.0)
+fn owner(caller: &Caller) -> RowOwner {
+    RowOwner::Only(caller.user_id().map(str::to_string))
 }
 
 async fn export_session(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     Ok(Json(
         store(&s)?
-            .export_session(&id, owner(scope))
+            .export_session(&id, owner(&caller))
             .await?
             .ok_or_else(|| not_found("session", &id))?,
     ))
@@ -109,11 +110,11 @@ async fn export_session(
 
 async fn actions(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     q: Result<Query<ActionFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let filter = ActionFilter {
-        owner: owner(scope),
+        owner: owner(&caller),
         ..query(q)?
     };
     let actions = store(&s)?.list_actions(filter).await?;
@@ -124,13 +125,13 @@ async fn actions(
 
 async fn action(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let action = store(&s)?
         .get_action(&id)
         .await?
-        .filter(|a| owner(scope).sees(a.user_id.as_deref()))
+        .filter(|a| owner(&caller).sees(a.user_id.as_deref()))
         .ok_or_else(|| not_found("action", &id))?;
     Ok(Json(to_json(&action)))
 }
@@ -143,7 +144,7 @@ struct WhichShot {
 
 async fn action_screenshot(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     q: Result<Query<WhichShot>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
@@ -157,7 +158,7 @@ async fn action_screenshot(
         }
     };
     let bytes = store(&s)?
-        .action_screenshot(&id, kind, owner(scope))
+        .action_screenshot(&id, kind, owner(&caller))
         .await?
         .ok_or_else(|| not_found("screenshot of action", &id))?;
     Ok(([(header::CONTENT_TYPE, "image/webp")], bytes).into_response())
@@ -165,11 +166,11 @@ async fn action_screenshot(
 
 async fn delete_actions(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     q: Result<Query<ActionFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let filter = ActionFilter {
-        owner: owner(scope),
+        owner: owner(&caller),
         ..query(q)?
     };
     let deleted = store(&s)?.delete_actions(filter).await?;
@@ -178,11 +179,11 @@ async fn delete_actions(
 
 async fn events(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     q: Result<Query<EventFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let filter = EventFilter {
-        owner: owner(scope),
+        owner: owner(&caller),
         ..query(q)?
     };
     let events = store(&s)?.list_events(filter).await?;
@@ -193,24 +194,24 @@ async fn events(
 
 async fn event(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     let event = store(&s)?
         .get_event(&id)
         .await?
-        .filter(|e| owner(scope).sees(e.user_id.as_deref()))
+        .filter(|e| owner(&caller).sees(e.user_id.as_deref()))
         .ok_or_else(|| not_found("event", &id))?;
     Ok(Json(to_json(&event)))
 }
 
 async fn delete_events(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     q: Result<Query<EventFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let filter = EventFilter {
-        owner: owner(scope),
+        owner: owner(&caller),
         ..query(q)?
     };
     let deleted = store(&s)?.delete_events(filter).await?;
@@ -219,8 +220,8 @@ async fn delete_events(
 
 async fn delete_all(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
 ) -> ApiResult<Json<Value>> {
-    let counts = store(&s)?.delete_all(owner(scope)).await?;
+    let counts = store(&s)?.delete_all(owner(&caller)).await?;
     Ok(Json(to_json(&counts)))
 }

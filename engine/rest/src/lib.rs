@@ -19,7 +19,7 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use wabp_core::{Engine, ErrorCode};
+use wabp_core::{Caller, Engine, ErrorCode};
 
 pub use error::{ApiError, error_response};
 pub use guard::{ClientGuard, client_only};
@@ -33,14 +33,12 @@ pub struct AppState {
     pub history: Option<wabp_history::HistoryStore>,
 }
 
-/// The `userId` a request carries (query or JSON body), if any.
-#[derive(Debug, Clone, Default)]
-pub struct UserScope(pub Option<String>);
-
-/// Finds the request's `userId`, refuses tabs of other users (404, as if
-/// they did not exist) and counts the request against the user's session.
-async fn user_scope(
-    axum::extract::State(s): axum::extract::State<AppState>,
+/// Resolves the request's caller once, from its `userId` (query or JSON
+/// body; both must agree), and hands it to every handler as an extension.
+/// The core narrows every operation by it. Also counts the request against
+/// the user's session (a busy session is never evicted).
+pub async fn resolve_caller(
+    axum::extract::State(engine): axum::extract::State<Arc<Engine>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -73,22 +71,13 @@ async fn user_scope(
         }
         (q, b) => q.or(b),
     };
-    if let Some(user) = &user
-        && let Err(e) = wabp_core::users::check_user_id(user)
-    {
-        return ApiError(e).into_response();
-    }
-    let path = parts.uri.path().to_string();
-    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    if let Some(i) = segments.iter().position(|s| *s == "tabs")
-        && let Some(tab) = segments.get(i + 1)
-        && let Err(e) = s.engine.check_tab_visible(tab, user.as_deref())
-    {
-        return ApiError(e).into_response();
-    }
-    let _activity = user.as_deref().map(|u| s.engine.user_activity(u));
+    let caller = match Caller::from_user_id(user.as_deref()) {
+        Ok(caller) => caller,
+        Err(e) => return ApiError(e).into_response(),
+    };
+    let _activity = caller.user_id().map(|u| engine.user_activity(u));
     let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
-    request.extensions_mut().insert(UserScope(user));
+    request.extensions_mut().insert(caller);
     next.run(request).await
 }
 
@@ -165,8 +154,8 @@ pub fn router(state: AppState) -> Router {
             )
         })
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            user_scope,
+            state.engine.clone(),
+            resolve_caller,
         ))
         .with_state(state)
 }

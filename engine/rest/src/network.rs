@@ -10,9 +10,10 @@ use serde_json::{Value, json};
 use wabp_core::{Error, ErrorCode};
 use wabp_history::{NetworkFilter, RowOwner};
 
+use crate::AppState;
 use crate::body::{Body, optional_str, required_str};
 use crate::error::{ApiError, ApiResult};
-use crate::{AppState, UserScope};
+use wabp_core::Caller;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -35,10 +36,10 @@ fn store(state: &AppState) -> ApiResult<&wabp_history::HistoryStore> {
 /// The query's filter, narrowed to the caller's own calls.
 fn filter(
     q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
-    scope: UserScope,
+    caller: &Caller,
 ) -> ApiResult<NetworkFilter> {
     q.map(|Query(f)| NetworkFilter {
-        owner: RowOwner::Only(scope.0),
+        owner: RowOwner::Only(caller.user_id().map(str::to_string)),
         ..f
     })
     .map_err(|e| ApiError::invalid(format!("bad query: {e}")))
@@ -46,30 +47,22 @@ fn filter(
 
 async fn query(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let calls = store(&s)?.query_network(filter(q, scope)?).await?;
+    let calls = store(&s)?.query_network(filter(q, &caller)?).await?;
     Ok(Json(json!({ "total": calls.len(), "calls": calls })))
 }
 
 async fn save(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let tag = required_str(&body, "tag")?;
     // The tab must be the caller's: named, or the active tab when it is.
-    let tab = match optional_str(&body, "tab_id")? {
-        Some(tab) => tab.to_string(),
-        None => s
-            .engine
-            .active_tab()
-            .filter(|tab| s.engine.check_tab_visible(tab, user.as_deref()).is_ok())
-            .ok_or_else(|| ApiError::invalid("no active tab of yours; pass \"tab_id\""))?,
-    };
-    s.engine.check_tab_visible(&tab, user.as_deref())?;
-    let saved = s.engine.save_network(Some(&tab), tag).await?;
+    let tab = optional_str(&body, "tab_id")?;
+    let saved = s.engine.save_network(&caller, tab, tag).await?;
     Ok(Json(json!({ "saved": saved, "tag": tag })))
 }
 
@@ -80,12 +73,15 @@ struct ClearQuery {
 
 async fn clear(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     q: Result<Query<ClearQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
     let Query(q) = q.map_err(|e| ApiError::invalid(format!("bad query: {e}")))?;
     let deleted = store(&s)?
-        .delete_network(q.tag.as_deref(), RowOwner::Only(user))
+        .delete_network(
+            q.tag.as_deref(),
+            RowOwner::Only(caller.user_id().map(str::to_string)),
+        )
         .await?;
     Ok(Json(json!({ "deleted": deleted })))
 }
@@ -93,10 +89,10 @@ async fn clear(
 /// HAR 1.2 of the saved calls the filter selects (bodies included).
 async fn har(
     State(s): State<AppState>,
-    Extension(scope): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     q: Result<Query<NetworkFilter>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
-    let mut f = filter(q, scope)?;
+    let mut f = filter(q, &caller)?;
     f.include_body = true;
     let calls = store(&s)?.query_network(f).await?;
     Ok(Json(wabp_history::har::to_har(
@@ -105,8 +101,12 @@ async fn har(
     )))
 }
 
-async fn live(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
-    let (calls, dropped) = s.engine.tab_network(&tab)?;
+async fn live(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
+    let (calls, dropped) = s.engine.tab_network(&caller, &tab)?;
     Ok(Json(
         json!({ "total": calls.len(), "dropped": dropped, "calls": calls }),
     ))
@@ -114,6 +114,7 @@ async fn live(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<J
 
 async fn curl(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -140,6 +141,7 @@ async fn curl(
     Ok(Json(
         s.engine
             .curl(
+                &caller,
                 &tab,
                 wabp_core::engine::CurlRequest {
                     url,

@@ -2,14 +2,14 @@
 //! with refs), `GET /tabs/{id}/state` and `POST /tabs/{id}/state/action`
 //! (browser-use state and actions by index).
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
-use wabp_core::ActionOptions;
 use wabp_core::observe::SnapshotRequest;
 use wabp_core::snapshot::SnapshotFormat;
+use wabp_core::{ActionOptions, Caller};
 
 use crate::AppState;
 use crate::body::Body;
@@ -42,6 +42,7 @@ fn parse_bool(field: &str, value: Option<&str>) -> ApiResult<bool> {
 
 async fn snapshot(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     query: Result<Query<SnapshotQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Json<Value>> {
@@ -69,15 +70,20 @@ async fn snapshot(
         offset,
         include_screenshot,
     };
-    Ok(Json(s.engine.snapshot(&tab, request).await?))
+    Ok(Json(s.engine.snapshot(&caller, &tab, request).await?))
 }
 
-async fn state(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.state(&tab).await?))
+async fn state(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.engine.state(&caller, &tab).await?))
 }
 
 async fn state_action(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -87,7 +93,10 @@ async fn state_action(
         .get("action")
         .filter(|a| a.is_object())
         .unwrap_or(&body);
-    let envelope = s.engine.state_action(&tab, action, &options).await?;
+    let envelope = s
+        .engine
+        .state_action(&caller, &tab, action, &options)
+        .await?;
     let mut value = serde_json::to_value(envelope)
         .map_err(|e| ApiError(wabp_core::Error::internal(e.to_string())))?;
     value["success"] = Value::Bool(true);

@@ -11,9 +11,10 @@ use serde_json::{Value, json};
 use wabp_core::ActionOptions;
 use wabp_core::action::action_params;
 
+use crate::AppState;
 use crate::body::{Body, optional_bool, optional_str, optional_u64, required_str};
 use crate::error::{ApiError, ApiResult};
-use crate::{AppState, UserScope};
+use wabp_core::Caller;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -27,30 +28,39 @@ pub fn router() -> Router<AppState> {
         .route("/tabs/{tab}/reload", post(reload))
         .route(
             "/tabs/{tab}/click",
-            post(|s, p, b| builtin(s, p, b, "click")),
+            post(|s, c, p, b| builtin(s, c, p, b, "click")),
         )
-        .route("/tabs/{tab}/move", post(|s, p, b| builtin(s, p, b, "move")))
+        .route(
+            "/tabs/{tab}/move",
+            post(|s, c, p, b| builtin(s, c, p, b, "move")),
+        )
         .route(
             "/tabs/{tab}/hover",
-            post(|s, p, b| builtin(s, p, b, "hover")),
+            post(|s, c, p, b| builtin(s, c, p, b, "hover")),
         )
         .route(
             "/tabs/{tab}/scroll",
-            post(|s, p, b| builtin(s, p, b, "scroll")),
+            post(|s, c, p, b| builtin(s, c, p, b, "scroll")),
         )
-        .route("/tabs/{tab}/type", post(|s, p, b| builtin(s, p, b, "type")))
-        .route("/tabs/{tab}/fill", post(|s, p, b| builtin(s, p, b, "fill")))
+        .route(
+            "/tabs/{tab}/type",
+            post(|s, c, p, b| builtin(s, c, p, b, "type")),
+        )
+        .route(
+            "/tabs/{tab}/fill",
+            post(|s, c, p, b| builtin(s, c, p, b, "fill")),
+        )
         .route(
             "/tabs/{tab}/keyboard/press",
-            post(|s, p, b| builtin(s, p, b, "keyboard_press")),
+            post(|s, c, p, b| builtin(s, c, p, b, "keyboard_press")),
         )
         .route(
             "/tabs/{tab}/keyboard/down",
-            post(|s, p, b| builtin(s, p, b, "keyboard_down")),
+            post(|s, c, p, b| builtin(s, c, p, b, "keyboard_down")),
         )
         .route(
             "/tabs/{tab}/keyboard/up",
-            post(|s, p, b| builtin(s, p, b, "keyboard_up")),
+            post(|s, c, p, b| builtin(s, c, p, b, "keyboard_up")),
         )
         .route("/tabs/{tab}/actions/{name}", post(plugin_action))
         .route("/tabs/{tab}/execute", post(execute))
@@ -74,16 +84,16 @@ fn envelope(result: wabp_core::Result<wabp_core::Envelope>) -> ApiResult<Json<Va
 
 async fn list(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
 ) -> ApiResult<Json<Value>> {
     Ok(Json(
-        serde_json::to_value(s.engine.list_tabs_for(user.as_deref()).await?).unwrap_or_default(),
+        serde_json::to_value(s.engine.list_tabs(&caller).await?).unwrap_or_default(),
     ))
 }
 
 async fn create(
     State(s): State<AppState>,
-    Extension(UserScope(user)): Extension<UserScope>,
+    Extension(caller): Extension<Caller>,
     Body(body): Body,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let url = optional_str(&body, "url")?;
@@ -91,72 +101,93 @@ async fn create(
     let index = optional_u64(&body, "index")?.map(|i| i as usize);
     Ok((
         StatusCode::CREATED,
-        Json(
-            s.engine
-                .create_tab_for(url, active, index, user.as_deref())
-                .await?,
-        ),
+        Json(s.engine.create_tab(&caller, url, active, index).await?),
     ))
 }
 
-async fn info(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.tab_info(&tab).await?))
+async fn info(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.engine.tab_info(&caller, &tab).await?))
 }
 
-async fn close(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
-    s.engine.close_tab(&tab).await?;
+async fn close(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
+    s.engine.close_tab(&caller, &tab).await?;
     Ok(Json(json!({})))
 }
 
-async fn activate(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.activate_tab(&tab).await?))
+async fn activate(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.engine.activate_tab(&caller, &tab).await?))
 }
 
-async fn stop(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.stop_tab(&tab).await?))
+async fn stop(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.engine.stop_tab(&caller, &tab).await?))
 }
 
 async fn navigate(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let url = required_str(&body, "url")?;
     let referrer = optional_str(&body, "referrer")?;
     let options = ActionOptions::from_request(&body, "action_complete")?;
-    envelope(s.engine.navigate(&tab, url, referrer, &options).await)
+    envelope(
+        s.engine
+            .navigate(&caller, &tab, url, referrer, &options)
+            .await,
+    )
 }
 
 async fn back(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
-    envelope(s.engine.history_step(&tab, -1, &options).await)
+    envelope(s.engine.history_step(&caller, &tab, -1, &options).await)
 }
 
 async fn forward(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
-    envelope(s.engine.history_step(&tab, 1, &options).await)
+    envelope(s.engine.history_step(&caller, &tab, 1, &options).await)
 }
 
 async fn reload(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
-    envelope(s.engine.reload(&tab, &options).await)
+    envelope(s.engine.reload(&caller, &tab, &options).await)
 }
 
 /// Built-in input actions are the `core-actions` plugin's, reached by name.
 async fn builtin(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
     name: &'static str,
@@ -164,26 +195,28 @@ async fn builtin(
     let options = ActionOptions::from_request(&body, "action_complete")?;
     envelope(
         s.engine
-            .plugin_action(&tab, name, action_params(&body), &options)
+            .plugin_action(&caller, &tab, name, action_params(&body), &options)
             .await,
     )
 }
 
 async fn plugin_action(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path((tab, name)): Path<(String, String)>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "action_complete")?;
     envelope(
         s.engine
-            .plugin_action(&tab, &name, action_params(&body), &options)
+            .plugin_action(&caller, &tab, &name, action_params(&body), &options)
             .await,
     )
 }
 
 async fn execute(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -194,23 +227,25 @@ async fn execute(
             .ok_or_else(|| ApiError::invalid("missing field \"script\" (a string)"))?,
     };
     Ok(Json(
-        json!({ "result": s.engine.execute(&tab, script).await? }),
+        json!({ "result": s.engine.execute(&caller, &tab, script).await? }),
     ))
 }
 
 async fn text(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let selector = optional_str(&body, "selector")?;
     Ok(Json(
-        json!({ "text": s.engine.text(&tab, selector).await? }),
+        json!({ "text": s.engine.text(&caller, &tab, selector).await? }),
     ))
 }
 
 async fn wait(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
@@ -218,7 +253,7 @@ async fn wait(
         .map_err(|_| ApiError::invalid("field \"ms\" must be an integer from 0 to 60000"))?
         .ok_or_else(|| ApiError::invalid("missing field \"ms\" (an integer from 0 to 60000)"))?;
     let options = ActionOptions::from_request(&body, "time")?;
-    envelope(s.engine.wait(&tab, ms, &options).await)
+    envelope(s.engine.wait(&caller, &tab, ms, &options).await)
 }
 
 #[derive(Deserialize)]
@@ -238,6 +273,7 @@ fn tag_list(text: &str) -> Vec<String> {
 
 async fn screenshot_binary(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     query: Result<Query<ScreenshotQuery>, axum::extract::rejection::QueryRejection>,
 ) -> ApiResult<Response> {
@@ -253,7 +289,7 @@ async fn screenshot_binary(
     let tags = options.markup_tags(s.engine.registry.as_ref())?;
     let shot = s
         .engine
-        .screenshot(&tab, tags, options.screenshot.cursor)
+        .screenshot(&caller, &tab, tags, options.screenshot.cursor)
         .await?;
     Ok((
         [(header::CONTENT_TYPE, "image/webp")],
@@ -264,29 +300,40 @@ async fn screenshot_binary(
 
 async fn screenshot_envelope(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let options = ActionOptions::from_request(&body, "immediate")?;
-    envelope(s.engine.screenshot_action(&tab, &options).await)
+    envelope(s.engine.screenshot_action(&caller, &tab, &options).await)
 }
 
-async fn dialog(State(s): State<AppState>, Path(tab): Path<String>) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.dialog(&tab).await?))
+async fn dialog(
+    State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    Path(tab): Path<String>,
+) -> ApiResult<Json<Value>> {
+    Ok(Json(s.engine.dialog(&caller, &tab).await?))
 }
 
 async fn dialog_accept(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
     Body(body): Body,
 ) -> ApiResult<Json<Value>> {
     let prompt = optional_str(&body, "prompt_text")?.map(str::to_string);
-    Ok(Json(s.engine.handle_dialog(&tab, true, prompt).await?))
+    Ok(Json(
+        s.engine.handle_dialog(&caller, &tab, true, prompt).await?,
+    ))
 }
 
 async fn dialog_dismiss(
     State(s): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(tab): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    Ok(Json(s.engine.handle_dialog(&tab, false, None).await?))
+    Ok(Json(
+        s.engine.handle_dialog(&caller, &tab, false, None).await?,
+    ))
 }
