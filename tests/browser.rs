@@ -1182,3 +1182,241 @@ fn only_web_urls_open_and_others_answer_400_at_once() {
         h.delete(&format!("/tabs/{tab}")).await;
     });
 }
+
+// ---- the OpenAPI document ----
+
+/// Expands the README's route shorthand: `A|B` methods, `{a,b}` choices,
+/// `[x|y]` optional choices (nested).
+fn expand(pattern: &str) -> Vec<String> {
+    fn alternatives(s: &str) -> Vec<String> {
+        // Split on top-level `|` or `,` (the caller says which).
+        let mut out = vec![String::new()];
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '[' | '{' => {
+                    let close = if c == '[' { ']' } else { '}' };
+                    let mut depth = 1;
+                    let mut inner = String::new();
+                    for d in chars.by_ref() {
+                        if d == c {
+                            depth += 1;
+                        } else if d == close {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        inner.push(d);
+                    }
+                    let choices: Vec<String> = if c == '{' && !inner.contains(',') {
+                        vec![format!("{{{inner}}}")] // a path parameter
+                    } else {
+                        let sep = if c == '[' { '|' } else { ',' };
+                        let mut parts = vec![String::new()];
+                        let mut depth = 0;
+                        for d in inner.chars() {
+                            match d {
+                                '[' | '{' => depth += 1,
+                                ']' | '}' => depth -= 1,
+                                _ => {}
+                            }
+                            if d == sep && depth == 0 {
+                                parts.push(String::new());
+                            } else {
+                                parts.last_mut().unwrap().push(d);
+                            }
+                        }
+                        let mut expanded: Vec<String> =
+                            parts.iter().flat_map(|p| alternatives(p)).collect();
+                        if c == '[' {
+                            expanded.push(String::new());
+                        }
+                        expanded
+                    };
+                    out = out
+                        .iter()
+                        .flat_map(|prefix| choices.iter().map(move |ch| format!("{prefix}{ch}")))
+                        .collect();
+                }
+                _ => out.iter_mut().for_each(|p| p.push(c)),
+            }
+        }
+        out
+    }
+    let (methods, path) = pattern.split_once(' ').unwrap();
+    methods
+        .split('|')
+        .flat_map(|m| {
+            alternatives(path)
+                .into_iter()
+                .map(move |p| format!("{m} {p}"))
+        })
+        .collect()
+}
+
+/// `{anything}` as `{}`: parameter names differ between the README and the document.
+fn shape(path: &str) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                skipping = true;
+                out.push('{');
+            }
+            '}' => {
+                skipping = false;
+                out.push('}');
+            }
+            _ if skipping => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn the_openapi_document_validates_and_lists_every_route_the_readme_names() {
+    let (h, _g) = shared();
+    block_on(async {
+        let (status, doc) = h.get("/openapi.json").await;
+        assert_eq!(status, 200, "{doc}");
+        assert_eq!(doc["openapi"], "3.1.0");
+
+        // A real validator (openapi-spec-validator, in the test venv).
+        let file = common::temp_dir("openapi").join("openapi.json");
+        std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let python = std::env::var_os("WABP_TEST_PYTHON")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
+            });
+        assert!(
+            python.is_file(),
+            "run `bash scripts/test-python.sh` (scripts/test.sh does)"
+        );
+        let checked = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import json, sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1]))); print('valid')",
+            ])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            checked.status.success(),
+            "the document does not validate: {}",
+            String::from_utf8_lossy(&checked.stderr)
+        );
+
+        // Every route the README names is in it.
+        let readme = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"),
+        )
+        .unwrap();
+        let start = readme
+            .find("Endpoints:")
+            .expect("README lists its endpoints");
+        let listing = &readme[start..start + readme[start..].find("\n\n").unwrap()];
+        let documented: std::collections::HashSet<String> = doc["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .flat_map(|(path, methods)| {
+                methods
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .map(move |m| format!("{} {}", m.to_uppercase(), shape(path)))
+            })
+            .collect();
+        let mut named = 0;
+        for part in listing.split('`').skip(1).step_by(2) {
+            if !part.starts_with(|c: char| c.is_ascii_uppercase()) || !part.contains(" /") {
+                continue;
+            }
+            for route in expand(part) {
+                named += 1;
+                assert!(
+                    documented.contains(&shape(&route)),
+                    "{route} is in the README but not in the OpenAPI document"
+                );
+            }
+        }
+        assert!(named > 60, "only {named} routes read from the README");
+
+        // A plugin action is there with the schema its manifest declares.
+        let click = &doc["paths"]["/tabs/{tab_id}/click"]["post"];
+        let properties =
+            &click["requestBody"]["content"]["application/json"]["schema"]["properties"];
+        for field in ["x", "y", "wait_until", "screenshot"] {
+            assert!(properties.get(field).is_some(), "click's {field}: {click}");
+        }
+        assert_eq!(click["x-mcp-tool"], "browser_click");
+        assert_eq!(
+            doc["paths"]["/tabs/{tab_id}/navigate"]["post"]["x-mcp-tool"],
+            "browser_navigate"
+        );
+    });
+}
+
+#[test]
+fn bad_inputs_answer_400_naming_the_field() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/second").await;
+        let cases = [
+            (
+                format!("/tabs/{tab}/navigate"),
+                json!({ "url": 5 }),
+                "\"url\"",
+            ),
+            (
+                format!("/tabs/{tab}/navigate"),
+                json!({}),
+                "missing field \"url\"",
+            ),
+            (format!("/tabs/{tab}/wait"), json!({ "ms": -1 }), "\"ms\""),
+            (format!("/tabs/{tab}/execute"), json!({}), "\"script\""),
+            (
+                format!("/tabs/{tab}/click"),
+                json!({ "x": "left" }),
+                "\"x\"",
+            ),
+            (
+                "/tabs".to_string(),
+                json!({ "index": "first" }),
+                "\"index\"",
+            ),
+            (
+                "/browser/input-mode".to_string(),
+                json!({ "input_mode": "robot" }),
+                "\"input_mode\"",
+            ),
+            (
+                format!("/tabs/{tab}/navigate"),
+                json!({ "url": "https://x", "wait_until": 3 }),
+                "wait_until",
+            ),
+        ];
+        for (path, body, expected) in cases {
+            let (status, answer) = h.post(&path, body.clone()).await;
+            assert_eq!(status, 400, "{path} {body}: {answer}");
+            assert_eq!(answer["code"], "INVALID_REQUEST", "{answer}");
+            let message = answer["error"].as_str().unwrap();
+            assert!(message.contains(expected), "{path} {body}: {message}");
+        }
+        for path in [
+            format!("/tabs/{tab}/snapshot?offset=many"),
+            format!("/tabs/{tab}/snapshot?format=xml"),
+            "/history/actions?limit=lots".to_string(),
+            "/tabs/%FF/state".to_string(),
+        ] {
+            let (status, answer) = h.get(&path).await;
+            assert_eq!(status, 400, "{path}: {answer}");
+            assert!(answer["error"].is_string(), "{path}: {answer}");
+        }
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}

@@ -347,7 +347,7 @@ fn errors_come_back_as_tool_results() {
             (
                 "browser_navigate",
                 json!({ "tab_id": "tab_nope" }),
-                "missing argument \"url\"",
+                "missing field \"url\"",
             ),
             (
                 "browser_navigate",
@@ -368,7 +368,7 @@ fn errors_come_back_as_tool_results() {
             (
                 "browser_dialog",
                 json!({ "tab_id": "tab_nope", "action": "shout" }),
-                "action must be",
+                "expected one of \"get\", \"accept\", \"dismiss\"",
             ),
             ("no_such_tool", json!({}), "unknown tool"),
             (

@@ -68,6 +68,10 @@ pub struct App {
     pub shutdown: Arc<tokio::sync::Notify>,
     pub auth_token: Option<String>,
     pub allowed_origins: Vec<String>,
+    /// What operations use (engine, history, shutdown signal).
+    pub services: wabp_api::Services,
+    /// Every operation, for REST, MCP and the OpenAPI document.
+    pub catalogue: Arc<wabp_api::Catalogue>,
     /// The MCP server (`/mcp` on the HTTP port, or stdio).
     pub mcp: wabp_mcp::WabpMcp,
     /// Ends the open MCP streams so a graceful shutdown can finish.
@@ -139,12 +143,20 @@ impl App {
             .await
             .context("starting a history session")?;
         engine.set_action_log(Arc::new(recorder::HistoryLog(history.clone())));
-        let mcp = wabp_mcp::WabpMcp::new(engine.clone(), Some(history.clone()));
+        let services = wabp_api::Services {
+            engine: engine.clone(),
+            history: Some(history.clone()),
+            shutdown: Arc::new(tokio::sync::Notify::new()),
+        };
+        let catalogue = Arc::new(wabp_api::Catalogue::new(engine.clone()));
+        let mcp = wabp_mcp::WabpMcp::new(services.clone(), catalogue.clone());
         Ok(App {
             engine,
             history,
             registry,
-            shutdown: Arc::new(tokio::sync::Notify::new()),
+            shutdown: services.shutdown.clone(),
+            services,
+            catalogue,
             auth_token: options.auth_token,
             allowed_origins: options.allowed_origins,
             mcp,
@@ -200,9 +212,8 @@ impl App {
 
     fn api_router(&self) -> Router {
         let state = wabp_rest::AppState {
-            engine: self.engine.clone(),
-            shutdown: self.shutdown.clone(),
-            history: Some(self.history.clone()),
+            services: self.services.clone(),
+            catalogue: self.catalogue.clone(),
         };
         let api = wabp_rest::router(state);
         let api = match &self.auth_token {

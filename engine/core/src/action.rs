@@ -234,7 +234,7 @@ pub fn action_params(body: &Value) -> Value {
     Value::Object(params)
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ScrollState {
     pub horizontal_percent: f64,
     pub vertical_percent: f64,
@@ -269,7 +269,7 @@ impl From<&ViewportInfo> for ScrollState {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ActionEvent {
     #[serde(rename = "type")]
     pub event_type: String,
@@ -278,7 +278,7 @@ pub struct ActionEvent {
 }
 
 /// Where an action's time went, in milliseconds (wabp addition).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct TimingParts {
     pub before_ms: f64,
     pub dispatch_ms: f64,
@@ -289,7 +289,7 @@ pub struct TimingParts {
     pub encode_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Timing {
     pub action_started_ms: f64,
     pub action_completed_ms: f64,
@@ -300,7 +300,7 @@ pub struct Timing {
     pub parts: TimingParts,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct NetworkSummary {
     pub total: u32,
     pub completed: u32,
@@ -309,7 +309,7 @@ pub struct NetworkSummary {
 }
 
 /// The standard response envelope.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Envelope {
     pub result: Value,
     #[serde(skip_serializing_if = "Option::is_none")]

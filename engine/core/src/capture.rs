@@ -20,9 +20,11 @@ use crate::tab::{Tab, parse_viewport};
 pub const DEFAULT_MARKUP: &[&str] = &["clickable", "typeable", "scrollable", "grid", "selected"];
 
 /// A finished screenshot as the envelope carries it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Screenshot {
+    /// The image, base64.
     #[serde(serialize_with = "as_base64")]
+    #[schemars(with = "String")]
     pub data: Arc<Vec<u8>>,
     pub width: u32,
     pub height: u32,

@@ -52,7 +52,9 @@ pub struct EngineConfig {
     pub extra_schemes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum InputMode {
     Agent,
@@ -78,7 +80,7 @@ pub struct Components {
     pub devtools: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TabSummary {
     pub id: String,
     pub url: String,

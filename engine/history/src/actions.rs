@@ -77,7 +77,7 @@ impl ActionRecord {
 /// Exact-match filters (unset = any), a time window on `started_ms`
 /// (`since_ms` inclusive, `until_ms` exclusive) and a page. Results are
 /// oldest first.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ActionFilter {
     pub session_id: Option<String>,

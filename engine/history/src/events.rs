@@ -40,7 +40,7 @@ pub struct EventRecord {
 
 /// Exact-match filters (unset = any) and a page. Results are in recording
 /// order, oldest first.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct EventFilter {
     pub session_id: Option<String>,

@@ -69,7 +69,7 @@ fn is_false(value: &bool) -> bool {
 /// ABP `GET /network` query: every set field is an unanchored regex over the
 /// call's field (hostname, path and query are taken from the URL; a missing
 /// status or action id is matched as the empty string).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct NetworkFilter {
     pub tag: Option<String>,

@@ -1,13 +1,12 @@
 //! `wabp-mcp`: the engine as an MCP server (rmcp). Streamable HTTP at `/mcp`
-//! on the REST port and stdio (`wabp mcp`). Thin like REST: each tool parses
-//! its arguments and calls one `Engine` operation. Every plugin action is a
-//! tool too; when hot reload changes the set, connected clients get
+//! on the REST port and stdio (`wabp mcp`). Thin like REST: the tools are
+//! the catalogue's operations that have a tool name (`wabp-api`), plugin
+//! actions included, plus BrowserLoop's `screenshot` (`screenshot.rs`). When
+//! hot reload changes the actions, connected clients get
 //! `notifications/tools/list_changed`.
 
-mod args;
-mod plugin_tools;
+mod content;
 pub mod screenshot;
-mod tools;
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -22,16 +21,16 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
-use wabp_core::{Caller, Engine, Error};
-use wabp_history::HistoryStore;
+use wabp_api::{Catalogue, Services};
+use wabp_core::{Caller, Error};
 
-pub use plugin_tools::tool_name as action_tool_name;
 pub use screenshot::ScreenshotDefaults;
+pub use wabp_api::action_tool_name;
 
 /// What every tool call needs, shared by all sessions.
 pub struct Context {
-    pub engine: Arc<Engine>,
-    pub history: Option<HistoryStore>,
+    pub services: Services,
+    pub catalogue: Arc<Catalogue>,
     pub screenshot_defaults: ScreenshotDefaults,
     /// Sessions on an initialize-based protocol, told about tool changes.
     peers: Mutex<Vec<Peer<RoleServer>>>,
@@ -53,18 +52,18 @@ pub struct WabpMcp {
 impl WabpMcp {
     /// A server over `engine`; starts following the plugin registry for tool
     /// list changes (call inside a Tokio runtime).
-    pub fn new(engine: Arc<Engine>, history: Option<HistoryStore>) -> WabpMcp {
-        Self::with_defaults(engine, history, ScreenshotDefaults::from_env())
+    pub fn new(services: Services, catalogue: Arc<Catalogue>) -> WabpMcp {
+        Self::with_defaults(services, catalogue, ScreenshotDefaults::from_env())
     }
 
     pub fn with_defaults(
-        engine: Arc<Engine>,
-        history: Option<HistoryStore>,
+        services: Services,
+        catalogue: Arc<Catalogue>,
         screenshot_defaults: ScreenshotDefaults,
     ) -> WabpMcp {
         let ctx = Arc::new(Context {
-            engine,
-            history,
+            services,
+            catalogue,
             screenshot_defaults,
             peers: Mutex::new(Vec::new()),
             tools_version: tokio::sync::watch::channel(0).0,
@@ -111,14 +110,22 @@ impl WabpMcp {
         &self.ctx
     }
 
-    /// Every tool: the fixed ABP tools, BrowserLoop's `screenshot`, then one
-    /// per plugin action.
+    /// Every tool: the catalogue's fixed tools, BrowserLoop's `screenshot`,
+    /// then one per plugin action.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        let mut tools = tools::fixed_tools();
+        let catalogue = &self.ctx.catalogue;
+        let as_tool = |op: &wabp_api::Operation| {
+            let name = op.tool.clone()?;
+            let schema = op.input_schema.as_object().cloned().unwrap_or_default();
+            Some(rmcp::model::Tool::new(
+                name,
+                op.description.clone(),
+                Arc::new(schema),
+            ))
+        };
+        let mut tools: Vec<_> = catalogue.fixed().iter().filter_map(as_tool).collect();
         tools.push(screenshot::tool());
-        tools.extend(plugin_tools::plugin_tools(
-            self.ctx.engine.registry.as_ref(),
-        ));
+        tools.extend(catalogue.action_operations().iter().filter_map(as_tool));
         tools
     }
 
@@ -187,32 +194,40 @@ async fn dispatch(
     args: &Map<String, Value>,
 ) -> wabp_core::Result<Vec<ContentBlock>> {
     if name == screenshot::TOOL_NAME {
-        return screenshot::run(&ctx.engine, args, &ctx.screenshot_defaults).await;
+        return screenshot::run(&ctx.services.engine, args, &ctx.screenshot_defaults).await;
     }
-    if let Some(result) = tools::call_fixed(ctx, caller, name, args).await {
-        return result;
-    }
-    match plugin_tools::action_for_tool(ctx.engine.registry.as_ref(), name) {
-        Some(action) => tools::call_action(ctx, caller, &action, args).await,
-        None => Err(Error::new(
+    let op = ctx.catalogue.by_tool(name).ok_or_else(|| {
+        Error::new(
             wabp_core::ErrorCode::NotFound,
             format!("unknown tool {name:?}; list the tools again (plugins may have changed)"),
-        )),
-    }
+        )
+    })?;
+    let output = op
+        .run(
+            ctx.services.ctx(caller.clone()),
+            Value::Object(args.clone()),
+        )
+        .await?;
+    content::content(output, op.presentation)
 }
 
 /// Says which actions got no tool or a fallback name: a plugin author would
 /// otherwise look for a tool that isn't there.
-fn report_unlisted(registry: &dyn wabp_core::plugin::PluginRegistry) {
-    let (named, unlisted) = plugin_tools::named_actions(registry);
-    for (tool, spec) in named {
-        if tool != plugin_tools::tool_name(&spec.name) {
-            tracing::warn!(action = %spec.name, %tool, "action's usual tool name is taken; listed under a fallback name");
-        }
+fn report_unlisted(catalogue: &Catalogue) {
+    for (tool, spec) in catalogue.renamed_actions() {
+        tracing::warn!(action = %spec.name, %tool, "action's usual tool name is taken; listed under a fallback name");
     }
-    for u in unlisted {
+    for u in catalogue.unlisted_actions() {
         tracing::warn!(action = %u.action, reason = %u.reason, "action not listed as an MCP tool");
     }
+}
+
+/// What the tool list depends on, to tell a real change from a reload that
+/// changed nothing a client sees.
+fn fingerprint(registry: &dyn wabp_core::plugin::PluginRegistry) -> String {
+    let mut specs = registry.actions();
+    specs.sort_by(|a, b| a.name.cmp(&b.name));
+    serde_json::to_string(&specs).unwrap_or_default()
 }
 
 /// Follows the registry: when the actions (and so the tools) change, bumps
@@ -220,21 +235,18 @@ fn report_unlisted(registry: &dyn wabp_core::plugin::PluginRegistry) {
 async fn follow_registry(ctx: Weak<Context>) {
     let (mut changes, mut last) = {
         let Some(ctx) = ctx.upgrade() else { return };
-        let registry = ctx.engine.registry.clone();
-        report_unlisted(registry.as_ref());
-        (
-            registry.subscribe_changes(),
-            plugin_tools::fingerprint(registry.as_ref()),
-        )
+        let registry = ctx.services.engine.registry.clone();
+        report_unlisted(&ctx.catalogue);
+        (registry.subscribe_changes(), fingerprint(registry.as_ref()))
     };
     while changes.changed().await.is_ok() {
         let Some(ctx) = ctx.upgrade() else { return };
-        let now = plugin_tools::fingerprint(ctx.engine.registry.as_ref());
+        let now = fingerprint(ctx.services.engine.registry.as_ref());
         if now == last {
             continue;
         }
         last = now;
-        report_unlisted(ctx.engine.registry.as_ref());
+        report_unlisted(&ctx.catalogue);
         ctx.tools_version.send_modify(|v| *v += 1);
         let peers: Vec<Peer<RoleServer>> = {
             let mut peers = ctx.peers.lock().unwrap_or_else(|e| e.into_inner());

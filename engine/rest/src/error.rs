@@ -9,17 +9,9 @@ use wabp_core::{Error, ErrorCode};
 
 pub struct ApiError(pub Error);
 
-pub type ApiResult<T> = Result<T, ApiError>;
-
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         ApiError(e)
-    }
-}
-
-impl ApiError {
-    pub fn invalid(message: impl Into<String>) -> Self {
-        ApiError(Error::invalid(message))
     }
 }
 

@@ -1,149 +1,114 @@
 //! `wabp-rest`: the Agent Browser Protocol REST API at `/api/v1`, plus wabp's
-//! additive extensions (plugin actions, `GET /plugins`). Thin: every handler
-//! parses, calls one `wabp-core` operation, and shapes the answer.
+//! additive extensions. Generated from the catalogue (`wabp-api`): one route
+//! per operation with a REST route, all served by one handler that gathers
+//! path, query and body into the operation's input and shapes its output.
+//! Nothing here owns behaviour.
 
 mod body;
-mod browser;
+mod caller;
 mod error;
-mod execution;
 pub mod guard;
-mod history;
-mod network;
-mod observe;
-mod tabs;
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::Request;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use wabp_core::{Caller, Engine, ErrorCode};
+use axum::routing::{MethodFilter, on, post};
+use axum::{Extension, Json};
+use serde_json::{Map, Value};
+use wabp_api::{Catalogue, Method, Operation, Output, Services};
+use wabp_core::{Caller, ErrorCode};
 
+pub use caller::resolve_caller;
 pub use error::{ApiError, error_response};
 pub use guard::{ClientGuard, client_only};
 
 #[derive(Clone)]
 pub struct AppState {
-    pub engine: Arc<Engine>,
-    /// Notified by `POST /browser/shutdown`, so the server can exit.
-    pub shutdown: Arc<tokio::sync::Notify>,
-    /// The flight recorder (`/history/*`).
-    pub history: Option<wabp_history::HistoryStore>,
+    pub services: Services,
+    pub catalogue: Arc<Catalogue>,
 }
 
-/// Resolves the request's caller once, from its `userId` (query or JSON
-/// body; both must agree), and hands it to every handler as an extension.
-/// The core narrows every operation by it. Also counts the request against
-/// the user's session (a busy session is never evicted).
-pub async fn resolve_caller(
-    axum::extract::State(engine): axum::extract::State<Arc<Engine>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let from_query = request
-        .uri()
-        .query()
-        .and_then(|q| url_query_value(q, "userId"));
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, body::MAX_BODY).await {
-        Ok(b) => b,
-        Err(_) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::InvalidRequest,
-                &format!("request body is larger than {} bytes", body::MAX_BODY),
-            );
-        }
-    };
-    let from_body = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|v| v.get("userId").cloned())
-        .and_then(|v| v.as_str().map(str::to_string));
-    let user = match (from_query, from_body) {
-        (Some(q), Some(b)) if q != b => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::InvalidRequest,
-                "userId differs between the query and the body",
-            );
-        }
-        (q, b) => q.or(b),
-    };
-    let caller = match Caller::from_user_id(user.as_deref()) {
-        Ok(caller) => caller,
-        Err(e) => return ApiError(e).into_response(),
-    };
-    let _activity = caller.user_id().map(|u| engine.user_activity(u));
-    let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
-    request.extensions_mut().insert(caller);
-    next.run(request).await
-}
-
-/// One decoded query parameter.
-fn url_query_value(query: &str, name: &str) -> Option<String> {
-    query.split('&').find_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        (k == name).then(|| percent_decode(v))
-    })
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = |b: u8| (b as char).to_digit(16);
-                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 2;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_values_are_decoded() {
-        assert_eq!(
-            url_query_value("a=1&userId=al%40ce+x", "userId").as_deref(),
-            Some("al@ce x")
-        );
-        assert_eq!(url_query_value("userId=", "userId").as_deref(), Some(""));
-        assert_eq!(url_query_value("x=1", "userId"), None);
-        assert_eq!(percent_decode("100%"), "100%");
-        assert_eq!(percent_decode("%zz"), "%zz");
-    }
-}
-
-/// The `/api/v1` router.
+/// The `/api/v1` router: a route per catalogue operation, ABP's short
+/// paths for the built-in actions, and any action by name.
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .merge(browser::router())
-        .merge(tabs::router())
-        .merge(execution::router())
-        .merge(history::router())
-        .merge(network::router())
-        .merge(observe::router())
+    let mut router = Router::new();
+    for op in state.catalogue.fixed() {
+        let Some(rest) = &op.rest else { continue };
+        let op = Arc::new(op.clone());
+        let filter = match rest.method {
+            Method::Get => MethodFilter::GET,
+            Method::Post => MethodFilter::POST,
+            Method::Delete => MethodFilter::DELETE,
+        };
+        router = router.route(
+            &rest.path,
+            on(
+                filter,
+                move |State(s): State<AppState>,
+                      Extension(caller): Extension<Caller>,
+                      path: PathParams,
+                      query: RawQuery,
+                      body: body::Body| {
+                    let op = op.clone();
+                    async move { serve(&s, &op, caller, path, query, body).await }
+                },
+            ),
+        );
+    }
+    // Actions are looked up when called: plugins come and go.
+    for (action, path) in wabp_api::BUILTIN_PATHS {
+        router = router.route(
+            path,
+            post(
+                move |State(s): State<AppState>,
+                      Extension(caller): Extension<Caller>,
+                      path: PathParams,
+                      query: RawQuery,
+                      body: body::Body| async move {
+                    match s.catalogue.action(action) {
+                        Ok(op) => serve(&s, &op, caller, path, query, body).await,
+                        Err(e) => ApiError(e).into_response(),
+                    }
+                },
+            ),
+        );
+    }
+    router = router.route(
+        wabp_api::ACTION_ROUTE,
+        post(
+            |State(s): State<AppState>,
+             Extension(caller): Extension<Caller>,
+             path: PathParams,
+             query: RawQuery,
+             body: body::Body| async move {
+                let mut params = match path {
+                    Ok(Path(params)) => params,
+                    Err(e) => return bad_path(e),
+                };
+                // The action's name is the route's, not one of its params.
+                let name = params
+                    .iter()
+                    .position(|(k, _)| k == "name")
+                    .map(|i| params.remove(i).1)
+                    .unwrap_or_default();
+                match s.catalogue.action(&name) {
+                    Ok(op) => serve(&s, &op, caller, Ok(Path(params)), query, body).await,
+                    Err(e) => ApiError(e).into_response(),
+                }
+            },
+        ),
+    );
+    router
         .fallback(|| async {
             error_response(
                 StatusCode::NOT_FOUND,
                 ErrorCode::NotFound,
-                "no such endpoint; see the ABP REST API",
+                "no such endpoint; GET /api/v1/openapi.json lists them",
             )
         })
         .method_not_allowed_fallback(|| async {
@@ -154,10 +119,62 @@ pub fn router(state: AppState) -> Router {
             )
         })
         .layer(axum::middleware::from_fn_with_state(
-            state.engine.clone(),
+            state.services.engine.clone(),
             resolve_caller,
         ))
         .with_state(state)
+}
+
+/// The route's parameters (`{tab_id}`, `{id}`), decoded.
+type PathParams = Result<Path<Vec<(String, String)>>, PathRejection>;
+
+/// A path that doesn't decode (bad percent-encoding) is the client's fault.
+fn bad_path(rejection: PathRejection) -> Response {
+    error_response(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::InvalidRequest,
+        format!("bad path: {}", rejection.body_text()),
+    )
+}
+
+/// Runs `op` on the request: the query (typed by the input schema), then
+/// the JSON body, then the path parameters, as one input object.
+async fn serve(
+    s: &AppState,
+    op: &Operation,
+    caller: Caller,
+    path: PathParams,
+    RawQuery(query): RawQuery,
+    body::Body(body): body::Body,
+) -> Response {
+    let params = match path {
+        Ok(Path(params)) => params,
+        Err(e) => return bad_path(e),
+    };
+    let mut input: Map<String, Value> =
+        wabp_api::coerce_query(&op.input_schema, caller::query_pairs(query.as_deref()));
+    if let Value::Object(fields) = body {
+        input.extend(fields);
+    }
+    for (name, value) in params {
+        input.insert(name, Value::String(value));
+    }
+    let status = op
+        .rest
+        .as_ref()
+        .and_then(|r| StatusCode::from_u16(r.status).ok())
+        .unwrap_or(StatusCode::OK);
+    match op.run(s.services.ctx(caller), Value::Object(input)).await {
+        Ok(Output::Envelope(envelope)) => match serde_json::to_value(envelope) {
+            Ok(value) => (status, Json(value)).into_response(),
+            Err(e) => ApiError(wabp_core::Error::internal(e.to_string())).into_response(),
+        },
+        Ok(Output::Json(value)) => (status, Json(value)).into_response(),
+        Ok(Output::Bytes { mime, bytes }) => {
+            (status, [(header::CONTENT_TYPE, mime)], bytes).into_response()
+        }
+        Err(e) => ApiError(e).into_response(),
+    }
 }
 
 /// Requires `Authorization: Bearer <token>` when a token is configured.

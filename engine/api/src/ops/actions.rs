@@ -1,13 +1,34 @@
-//! One MCP tool per plugin action (the built-in input actions included):
-//! its input schema is the action's params schema plus `tab_id` and the
-//! common action options. The set follows the registry; a hot reload that
-//! changes it sends `notifications/tools/list_changed`.
+//! Plugin actions (the built-in input actions included) as operations: one
+//! per action in the registry, with the input schema its manifest declares
+//! plus `tab_id` and the action options. Built-ins keep ABP's short paths
+//! (`/tabs/{tab_id}/click`); the rest answer at `/tabs/{tab_id}/actions/{name}`.
 
-use rmcp::model::Tool;
-use serde_json::{Map, Value};
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+use wabp_core::action::action_params;
 use wabp_core::plugin::{ActionSpec, PluginRegistry};
+use wabp_core::{ActionOptions, Error, Result};
 
-use crate::tools::{FIXED_TOOLS, action_properties, object_schema};
+use super::{options_properties, resolve_tab};
+use crate::{Ctx, Operation, Output, Scope};
+
+/// The route of any action by name; a plugin action also answers at its own
+/// path (`/tabs/{tab_id}/actions/<name>`, or ABP's short one).
+pub const ACTION_ROUTE: &str = "/tabs/{tab_id}/actions/{name}";
+
+/// ABP's paths for the built-in input actions.
+pub const BUILTIN_PATHS: &[(&str, &str)] = &[
+    ("click", "/tabs/{tab_id}/click"),
+    ("move", "/tabs/{tab_id}/move"),
+    ("hover", "/tabs/{tab_id}/hover"),
+    ("scroll", "/tabs/{tab_id}/scroll"),
+    ("type", "/tabs/{tab_id}/type"),
+    ("fill", "/tabs/{tab_id}/fill"),
+    ("keyboard_press", "/tabs/{tab_id}/keyboard/press"),
+    ("keyboard_down", "/tabs/{tab_id}/keyboard/down"),
+    ("keyboard_up", "/tabs/{tab_id}/keyboard/up"),
+];
 
 /// Tool names that read better than `browser_<action>` for the built-ins.
 const RENAMED: &[(&str, &str)] = &[
@@ -17,8 +38,12 @@ const RENAMED: &[(&str, &str)] = &[
     ("move", "browser_move_mouse"),
 ];
 
-/// The tool name of an action: `browser_<name>` (a few built-ins renamed).
-pub fn tool_name(action: &str) -> String {
+/// MCP tools outside the catalogue that actions must not shadow (BrowserLoop's
+/// `screenshot`, served by the MCP frontend itself).
+pub const RESERVED_TOOLS: &[&str] = &["screenshot"];
+
+/// The usual tool name of an action: `browser_<name>` (a few built-ins renamed).
+pub fn action_tool_name(action: &str) -> String {
     RENAMED
         .iter()
         .find(|(a, _)| *a == action)
@@ -33,29 +58,34 @@ pub struct Unlisted {
     pub reason: String,
 }
 
-/// Tool names for the registry's actions, in action-name order:
-/// `browser_<name>`, or `browser_action_<name>` when that is taken by a fixed
-/// tool or an earlier action. Actions with no usable name come back in the
-/// second list.
-pub fn named_actions(registry: &dyn PluginRegistry) -> (Vec<(String, ActionSpec)>, Vec<Unlisted>) {
+/// Tool names for the registry's actions, in action-name order: the usual
+/// one, or `browser_action_<name>` when that is taken by a fixed tool or an
+/// earlier action. Actions with no usable name come back in the second list.
+pub fn named_actions(
+    registry: &dyn PluginRegistry,
+    taken: &[&str],
+) -> (Vec<(String, ActionSpec)>, Vec<Unlisted>) {
     let mut specs = registry.actions();
     specs.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut used: std::collections::HashSet<String> =
-        FIXED_TOOLS.iter().map(|t| t.to_string()).collect();
+    let mut used: HashSet<String> = taken
+        .iter()
+        .chain(RESERVED_TOOLS)
+        .map(|t| t.to_string())
+        .collect();
     let (mut named, mut unlisted) = (Vec::with_capacity(specs.len()), Vec::new());
     for spec in specs {
-        let preferred = tool_name(&spec.name);
+        let preferred = action_tool_name(&spec.name);
         let fallback = format!("browser_action_{}", spec.name);
         let chosen = [preferred.clone(), fallback.clone()]
             .into_iter()
-            .find(|name| valid_name(name) && !used.contains(name));
+            .find(|name| valid_tool_name(name) && !used.contains(name));
         match chosen {
             Some(name) => {
                 used.insert(name.clone());
                 named.push((name, spec));
             }
             None => unlisted.push(Unlisted {
-                reason: if valid_name(&preferred) {
+                reason: if valid_tool_name(&preferred) {
                     format!("both {preferred} and {fallback} are taken")
                 } else {
                     format!(
@@ -69,17 +99,8 @@ pub fn named_actions(registry: &dyn PluginRegistry) -> (Vec<(String, ActionSpec)
     (named, unlisted)
 }
 
-/// The action a tool name runs, if any action has that tool name now.
-pub fn action_for_tool(registry: &dyn PluginRegistry, tool: &str) -> Option<String> {
-    named_actions(registry)
-        .0
-        .into_iter()
-        .find(|(name, _)| name == tool)
-        .map(|(_, spec)| spec.name)
-}
-
 /// MCP tool names: 1-128 of `A-Za-z0-9_-.`.
-fn valid_name(name: &str) -> bool {
+fn valid_tool_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
         && name
@@ -87,7 +108,15 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
-fn tool_for(name: String, spec: &ActionSpec) -> Tool {
+fn tab_property() -> Value {
+    json!({
+        "type": "string",
+        "description": "Tab id (from GET /tabs, browser_list_tabs or browser_new_tab); over MCP it defaults to the caller's active tab"
+    })
+}
+
+/// The input schema of an action: its params, `tab_id` and the options.
+fn input_schema(spec: &ActionSpec) -> Value {
     let mut properties: Map<String, Value> = spec
         .params_schema
         .get("properties")
@@ -95,14 +124,14 @@ fn tool_for(name: String, spec: &ActionSpec) -> Tool {
         .cloned()
         .unwrap_or_default();
     // The options win over a param of the same name: they are read first.
-    properties.extend(action_properties());
-    let required: Vec<&str> = spec
-        .params_schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut schema = (*object_schema(properties, &required)).clone();
+    properties.extend(options_properties());
+    properties.insert("tab_id".into(), tab_property());
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(properties));
+    if let Some(required) = spec.params_schema.get("required").filter(|r| r.is_array()) {
+        schema.insert("required".into(), required.clone());
+    }
     // Keep what else the action's schema says about its params object.
     if let Some(extra) = spec.params_schema.as_object() {
         for (k, v) in extra {
@@ -114,36 +143,51 @@ fn tool_for(name: String, spec: &ActionSpec) -> Tool {
             }
         }
     }
+    Value::Object(schema)
+}
+
+/// Runs action `name` on the input: `tab_id` names the tab, the options
+/// are read from it, everything else is the action's params.
+async fn run_action(ctx: Ctx, name: String, mut input: Map<String, Value>) -> Result<Output> {
+    let tab = match input.remove("tab_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(tab)) => Some(tab),
+        Some(_) => return Err(Error::invalid("field \"tab_id\" must be a string")),
+    };
+    let tab = resolve_tab(&ctx, tab)?;
+    let body = Value::Object(input);
+    let options = ActionOptions::from_request(&body, "action_complete")?;
+    let envelope = ctx
+        .engine
+        .plugin_action(&ctx.caller, &tab, &name, action_params(&body), &options)
+        .await?;
+    Ok(Output::Envelope(envelope))
+}
+
+/// The operation of one action.
+pub fn operation(spec: &ActionSpec) -> Operation {
+    let name = spec.name.clone();
     let description = if spec.description.is_empty() {
-        format!("Plugin action {}", spec.name)
+        format!("Plugin action {name}")
     } else {
         spec.description.clone()
     };
-    Tool::new(
-        name,
-        format!(
-            "{description} (action `{}`; returns the before and after screenshots and the action envelope)",
-            spec.name
+    let path = BUILTIN_PATHS
+        .iter()
+        .find(|(action, _)| *action == name)
+        .map(|(_, path)| path.to_string())
+        .unwrap_or_else(|| format!("/tabs/{{tab_id}}/actions/{name}"));
+    Operation::untyped(
+        &format!("action:{name}"),
+        &format!(
+            "{description} (action `{name}`; returns the before and after screenshots and the action envelope)"
         ),
-        std::sync::Arc::new(schema),
+        input_schema(spec),
+        move |ctx, input| run_action(ctx, name.clone(), input),
     )
-}
-
-/// A tool per action (see `named_actions` for the names).
-pub fn plugin_tools(registry: &dyn PluginRegistry) -> Vec<Tool> {
-    named_actions(registry)
-        .0
-        .into_iter()
-        .map(|(name, spec)| tool_for(name, &spec))
-        .collect()
-}
-
-/// What the tool list depends on, to tell a real change from a reload that
-/// changed nothing a client sees.
-pub fn fingerprint(registry: &dyn PluginRegistry) -> String {
-    let mut specs = registry.actions();
-    specs.sort_by(|a, b| a.name.cmp(&b.name));
-    serde_json::to_string(&specs).unwrap_or_default()
+    .post(&path)
+    .scope(Scope::Act)
+    .answers_envelope()
 }
 
 #[cfg(test)]
@@ -153,11 +197,11 @@ mod tests {
 
     #[test]
     fn names_follow_the_action() {
-        assert_eq!(tool_name("click"), "browser_click");
-        assert_eq!(tool_name("keyboard_press"), "browser_press_key");
-        assert_eq!(tool_name("type_greeting"), "browser_type_greeting");
-        assert!(!valid_name("browser_a b"));
-        assert!(valid_name("browser_a-b.c"));
+        assert_eq!(action_tool_name("click"), "browser_click");
+        assert_eq!(action_tool_name("keyboard_press"), "browser_press_key");
+        assert_eq!(action_tool_name("type_greeting"), "browser_type_greeting");
+        assert!(!valid_tool_name("browser_a b"));
+        assert!(valid_tool_name("browser_a-b.c"));
     }
 
     #[test]
@@ -168,14 +212,20 @@ mod tests {
             params_schema: json!({"type": "object", "required": ["name"],
                 "properties": {"name": {"type": "string"}}}),
         };
-        let tool = tool_for(tool_name(&spec.name), &spec);
-        assert_eq!(tool.name, "browser_greet");
-        let schema = Value::Object((*tool.input_schema).clone());
+        let op = operation(&spec);
+        assert_eq!(op.name, "action:greet");
+        assert_eq!(op.rest.unwrap().path, "/tabs/{tab_id}/actions/greet");
+        let schema = op.input_schema;
         assert_eq!(schema["type"], "object");
         assert_eq!(schema["required"], json!(["name"]));
         for key in ["name", "tab_id", "wait_until", "screenshot", "network"] {
             assert!(schema["properties"].get(key).is_some(), "{key}: {schema}");
         }
+        let click = ActionSpec {
+            name: "click".into(),
+            ..spec
+        };
+        assert_eq!(operation(&click).rest.unwrap().path, "/tabs/{tab_id}/click");
     }
 
     /// Only `actions` matters for naming.
@@ -226,7 +276,7 @@ mod tests {
             "greet",
             "a b",
         ]);
-        let (named, unlisted) = named_actions(&registry);
+        let (named, unlisted) = named_actions(&registry, &["browser_navigate"]);
         let names: Vec<(&str, &str)> = named
             .iter()
             .map(|(tool, spec)| (tool.as_str(), spec.name.as_str()))
@@ -242,19 +292,5 @@ mod tests {
         );
         assert_eq!(unlisted.len(), 1);
         assert_eq!(unlisted[0].action, "a b");
-        assert_eq!(
-            action_for_tool(&registry, "browser_action_navigate").as_deref(),
-            Some("navigate")
-        );
-        assert_eq!(
-            action_for_tool(&registry, "browser_navigate"),
-            None,
-            "the fixed tool keeps its name"
-        );
-        assert_eq!(
-            action_for_tool(&registry, "browser_press_key").as_deref(),
-            Some("keyboard_press")
-        );
-        assert_eq!(plugin_tools(&registry).len(), 4);
     }
 }

@@ -1,0 +1,179 @@
+//! Inputs: one JSON object per call, decoded into the operation's type with
+//! errors that name the field; JSON Schemas generated from the same types.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value};
+use wabp_core::{Error, Result};
+
+/// Decodes an input object; an error names the field and what it should be.
+pub fn decode<T: DeserializeOwned>(value: Value) -> Result<T> {
+    let value = match value {
+        Value::Null => Value::Object(Map::new()),
+        Value::Object(map) => Value::Object(map),
+        _ => return Err(Error::invalid("the request body must be a JSON object")),
+    };
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.inner().to_string().replace('`', "\"");
+        if path.is_empty() || path == "." {
+            Error::invalid(message)
+        } else {
+            Error::invalid(format!("field \"{path}\": {message}"))
+        }
+    })
+}
+
+/// The JSON Schema of `T`, every subschema inline (it is embedded in MCP
+/// tool lists and the OpenAPI document, where `$ref`s would not resolve).
+pub fn schema_of<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>().to_value();
+    if let Some(obj) = schema.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+    }
+    schema
+}
+
+/// Query parameters arrive as strings; this gives each the JSON type the
+/// input schema says (integer, number, boolean), leaving what doesn't parse
+/// as a string so the decode error names it.
+pub fn coerce_query(schema: &Value, pairs: Vec<(String, String)>) -> Map<String, Value> {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let mut out = Map::new();
+    for (key, text) in pairs {
+        let types: Vec<&str> = properties
+            .and_then(|p| p.get(&key))
+            .map(|p| match p.get("type") {
+                Some(Value::String(t)) => vec![t.as_str()],
+                Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => vec![],
+            })
+            .unwrap_or_default();
+        let value = if types.contains(&"boolean") && matches!(text.as_str(), "true" | "1") {
+            Value::Bool(true)
+        } else if types.contains(&"boolean") && matches!(text.as_str(), "false" | "0" | "") {
+            Value::Bool(false)
+        } else if types.contains(&"integer") && text.parse::<i64>().is_ok() {
+            Value::from(text.parse::<i64>().unwrap_or_default())
+        } else if types.contains(&"number") && text.parse::<f64>().is_ok_and(f64::is_finite) {
+            Value::from(text.parse::<f64>().unwrap_or_default())
+        } else if text.is_empty() && types.contains(&"null") {
+            Value::Null
+        } else {
+            Value::String(text)
+        };
+        out.insert(key, value);
+    }
+    out
+}
+
+/// A whole number that JSON clients may send as `5.0`.
+pub(crate) fn whole<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<u64>, D::Error> {
+    let value = Option::<serde_json::Number>::deserialize(d)?;
+    match value {
+        None => Ok(None),
+        Some(n) => match n.as_u64() {
+            Some(v) => Ok(Some(v)),
+            None => n
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u64::MAX as f64)
+                .map(|f| Some(f as u64))
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("expected a whole number >= 0, got {n}"))
+                }),
+        },
+    }
+}
+
+/// A boolean that a query string may spell `true`, `false`, `1` or `0`
+/// (for query keys the schema can't see, like an alias).
+pub(crate) fn flag<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<bool>, D::Error> {
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(Value::String(s)) => match s.as_str() {
+            "true" | "1" => Ok(Some(true)),
+            "false" | "0" | "" => Ok(Some(false)),
+            other => Err(serde::de::Error::custom(format!(
+                "expected true or false, got {other:?}"
+            ))),
+        },
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "expected true or false, got {other}"
+        ))),
+    }
+}
+
+/// A tab id. Named in its own error: it sits in flattened inputs, whose
+/// errors carry no path.
+pub(crate) fn tab_id<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<String>, D::Error> {
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "\"tab_id\" must be a string (a tab id), got {other}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Probe {
+        url: String,
+        count: Option<u32>,
+        flag: Option<bool>,
+        #[serde(default, deserialize_with = "whole")]
+        #[schemars(with = "Option<u64>")]
+        ms: Option<u64>,
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = decode::<Probe>(json!({})).err().unwrap();
+        assert_eq!(e.message, "missing field \"url\"");
+        let e = decode::<Probe>(json!({ "url": 7 })).err().unwrap();
+        assert!(
+            e.message
+                .starts_with("field \"url\": invalid type: integer"),
+            "{}",
+            e.message
+        );
+        let e = decode::<Probe>(json!([1])).err().unwrap();
+        assert_eq!(e.message, "the request body must be a JSON object");
+        let ok = decode::<Probe>(json!({ "url": "x", "ms": 5.0 })).unwrap();
+        assert_eq!(ok.ms, Some(5));
+        assert!(decode::<Probe>(json!({ "url": "x", "ms": 5.5 })).is_err());
+    }
+
+    #[test]
+    fn queries_take_the_schema_types() {
+        let schema = schema_of::<Probe>();
+        assert!(schema.get("$defs").is_none());
+        let q = coerce_query(
+            &schema,
+            vec![
+                ("url".into(), "42".into()),
+                ("count".into(), "3".into()),
+                ("flag".into(), "true".into()),
+                ("other".into(), "1".into()),
+            ],
+        );
+        assert_eq!(
+            Value::Object(q),
+            json!({ "url": "42", "count": 3, "flag": true, "other": "1" })
+        );
+    }
+}

@@ -1,0 +1,401 @@
+//! `wabp-api`: the catalogue of operations. Each operation is declared once,
+//! in `ops/`: its name, input type (serde + JSON Schema), output schema, the
+//! scope it needs, how it answers, its REST method and path, its MCP tool
+//! name and description. The REST router, the MCP tool list and the OpenAPI
+//! document are all generated from [`Catalogue::operations`]; plugin actions
+//! join at run time with the schema their manifest declares.
+//!
+//! Frontends only translate: REST gathers path, query and body into one JSON
+//! object, MCP hands over the tool arguments; both call [`Catalogue::run`]
+//! with the request's [`Caller`], which every operation receives.
+
+mod input;
+pub mod openapi;
+mod ops;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use wabp_core::plugin::ActionSpec;
+use wabp_core::{Caller, Engine, Envelope, Error, Result};
+use wabp_history::HistoryStore;
+
+pub use input::{coerce_query, decode};
+pub use ops::actions::{ACTION_ROUTE, BUILTIN_PATHS, Unlisted, action_tool_name};
+
+/// What operations use, shared by every request.
+#[derive(Clone)]
+pub struct Services {
+    pub engine: Arc<Engine>,
+    /// The flight recorder, when the engine keeps one.
+    pub history: Option<HistoryStore>,
+    /// Told when `POST /browser/shutdown` has shut the browser down.
+    pub shutdown: Arc<tokio::sync::Notify>,
+}
+
+impl Services {
+    /// The context of one call for `caller`.
+    pub fn ctx(&self, caller: Caller) -> Ctx {
+        Ctx {
+            engine: self.engine.clone(),
+            history: self.history.clone(),
+            caller,
+            shutdown: self.shutdown.clone(),
+        }
+    }
+}
+
+/// What every operation may use, with the caller it acts for.
+#[derive(Clone)]
+pub struct Ctx {
+    pub engine: Arc<Engine>,
+    /// The flight recorder, when the engine keeps one.
+    pub history: Option<HistoryStore>,
+    pub caller: Caller,
+    /// Told when `POST /browser/shutdown` has shut the browser down, so the
+    /// server can exit.
+    pub shutdown: Arc<tokio::sync::Notify>,
+}
+
+/// The HTTP method of a REST route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "get",
+            Method::Post => "post",
+            Method::Delete => "delete",
+        }
+    }
+}
+
+/// An operation's REST route under `/api/v1`. Path parameters (`{tab_id}`)
+/// are fields of the operation's input.
+#[derive(Debug, Clone)]
+pub struct RestRoute {
+    pub method: Method,
+    pub path: String,
+    /// The status of a success (201 for creations, else 200).
+    pub status: u16,
+}
+
+/// What an operation may do, for callers whose rights are narrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Reads state: tabs, pages, history, network.
+    Read,
+    /// Acts on pages: input, navigation, script, dialogs.
+    Act,
+    /// Engine-wide: shutdown, input mode, deleting records.
+    Admin,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Act => "act",
+            Scope::Admin => "admin",
+        }
+    }
+}
+
+/// What a run produces; frontends shape it (REST: JSON or bytes; MCP:
+/// content blocks).
+pub enum Output {
+    /// An action envelope: before/after screenshots, events, scroll, timing.
+    Envelope(Envelope),
+    Json(Value),
+    /// Bytes with their media type (`image/webp`).
+    Bytes {
+        mime: &'static str,
+        bytes: Vec<u8>,
+    },
+}
+
+/// How an MCP client is best shown a JSON answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presentation {
+    /// The JSON as text; a `screenshot.data` becomes an image and a
+    /// `snapshot` string its own text block.
+    Json,
+    /// Only this string field, as plain text (`browser_get_text`).
+    TextField(&'static str),
+}
+
+type RunFn = Arc<dyn Fn(Ctx, Value) -> BoxFuture<'static, Result<Output>> + Send + Sync>;
+
+/// One operation of the catalogue.
+#[derive(Clone)]
+pub struct Operation {
+    /// Unique, e.g. `navigate`, `action:click`.
+    pub name: String,
+    pub description: String,
+    pub rest: Option<RestRoute>,
+    pub tool: Option<String>,
+    pub scope: Scope,
+    /// Answers an action envelope.
+    pub envelope: bool,
+    pub presentation: Presentation,
+    /// JSON Schema of the input object (path parameters included).
+    pub input_schema: Value,
+    /// JSON Schema of a successful answer.
+    pub output_schema: Value,
+    run: RunFn,
+}
+
+impl Operation {
+    /// An operation whose input is `I`, run by `run`.
+    pub fn new<I, F, Fut>(name: &str, description: &str, run: F) -> Operation
+    where
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(Ctx, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Output>> + Send + 'static,
+    {
+        let run = Arc::new(run);
+        Operation {
+            name: name.to_string(),
+            description: description.to_string(),
+            rest: None,
+            tool: None,
+            scope: Scope::Read,
+            envelope: false,
+            presentation: Presentation::Json,
+            input_schema: input::schema_of::<I>(),
+            output_schema: json!({}),
+            run: Arc::new(move |ctx, value| {
+                let run = run.clone();
+                Box::pin(async move {
+                    let input: I = decode(value)?;
+                    run(ctx, input).await
+                })
+            }),
+        }
+    }
+
+    /// An operation with a ready-made input schema, run on the raw JSON
+    /// (plugin actions: their schema comes from their manifest).
+    pub fn untyped<F, Fut>(name: &str, description: &str, schema: Value, run: F) -> Operation
+    where
+        F: Fn(Ctx, Map<String, Value>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Output>> + Send + 'static,
+    {
+        let run = Arc::new(run);
+        Operation {
+            name: name.to_string(),
+            description: description.to_string(),
+            rest: None,
+            tool: None,
+            scope: Scope::Act,
+            envelope: false,
+            presentation: Presentation::Json,
+            input_schema: schema,
+            output_schema: json!({}),
+            run: Arc::new(move |ctx, value| {
+                let run = run.clone();
+                Box::pin(async move {
+                    match value {
+                        Value::Object(map) => run(ctx, map).await,
+                        _ => Err(Error::invalid("the request body must be a JSON object")),
+                    }
+                })
+            }),
+        }
+    }
+
+    fn route(mut self, method: Method, path: &str) -> Self {
+        self.rest = Some(RestRoute {
+            method,
+            path: path.to_string(),
+            status: 200,
+        });
+        self
+    }
+
+    pub fn get(self, path: &str) -> Self {
+        self.route(Method::Get, path)
+    }
+
+    pub fn post(self, path: &str) -> Self {
+        self.route(Method::Post, path)
+    }
+
+    pub fn delete(self, path: &str) -> Self {
+        self.route(Method::Delete, path)
+    }
+
+    /// A success answers `status` (201 for a creation).
+    pub fn created(mut self) -> Self {
+        if let Some(rest) = &mut self.rest {
+            rest.status = 201;
+        }
+        self
+    }
+
+    pub fn tool(mut self, name: &str) -> Self {
+        self.tool = Some(name.to_string());
+        self
+    }
+
+    pub fn scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Answers with `O` (its JSON Schema documents the answer).
+    pub fn answers<O: JsonSchema>(mut self) -> Self {
+        self.output_schema = input::schema_of::<O>();
+        self
+    }
+
+    /// Answers an action envelope.
+    pub fn answers_envelope(mut self) -> Self {
+        self.envelope = true;
+        self.output_schema = input::schema_of::<Envelope>();
+        self
+    }
+
+    /// Answers bytes of this media type.
+    pub fn answers_bytes(mut self, mime: &str) -> Self {
+        self.output_schema =
+            json!({ "type": "string", "format": "binary", "contentMediaType": mime });
+        self
+    }
+
+    pub fn presented(mut self, presentation: Presentation) -> Self {
+        self.presentation = presentation;
+        self
+    }
+
+    /// Runs the operation on `input` (a JSON object) for `ctx.caller`. In
+    /// its own task: a panic or a client that hangs up ends only this call.
+    pub async fn run(&self, ctx: Ctx, input: Value) -> Result<Output> {
+        let run = self.run.clone();
+        tokio::spawn(async move { run(ctx, input).await })
+            .await
+            .unwrap_or_else(|e| {
+                Err(Error::internal(format!(
+                    "the operation failed unexpectedly: {e}"
+                )))
+            })
+    }
+}
+
+/// The operations an engine serves: the fixed ones, then one per plugin
+/// action in the registry now.
+pub struct Catalogue {
+    fixed: Vec<Operation>,
+    engine: Arc<Engine>,
+}
+
+impl Catalogue {
+    pub fn new(engine: Arc<Engine>) -> Catalogue {
+        Catalogue {
+            fixed: ops::fixed(),
+            engine,
+        }
+    }
+
+    /// Every operation now (plugin actions follow hot reloads).
+    pub fn operations(&self) -> Vec<Operation> {
+        let mut all = self.fixed.clone();
+        all.extend(self.action_operations());
+        all
+    }
+
+    /// The fixed operations only (their routes never change).
+    pub fn fixed(&self) -> &[Operation] {
+        &self.fixed
+    }
+
+    /// One operation per plugin action, with its MCP tool name.
+    pub fn action_operations(&self) -> Vec<Operation> {
+        let taken: Vec<&str> = self
+            .fixed
+            .iter()
+            .filter_map(|o| o.tool.as_deref())
+            .collect();
+        let (named, _) = ops::actions::named_actions(self.engine.registry.as_ref(), &taken);
+        named
+            .into_iter()
+            .map(|(tool, spec)| ops::actions::operation(&spec).tool(&tool))
+            .collect()
+    }
+
+    /// Actions that got no MCP tool (their names are taken or invalid).
+    pub fn unlisted_actions(&self) -> Vec<Unlisted> {
+        let taken: Vec<&str> = self
+            .fixed
+            .iter()
+            .filter_map(|o| o.tool.as_deref())
+            .collect();
+        ops::actions::named_actions(self.engine.registry.as_ref(), &taken).1
+    }
+
+    /// Actions listed under a fallback tool name (their usual one is taken).
+    pub fn renamed_actions(&self) -> Vec<(String, ActionSpec)> {
+        let taken: Vec<&str> = self
+            .fixed
+            .iter()
+            .filter_map(|o| o.tool.as_deref())
+            .collect();
+        ops::actions::named_actions(self.engine.registry.as_ref(), &taken)
+            .0
+            .into_iter()
+            .filter(|(tool, spec)| *tool != action_tool_name(&spec.name))
+            .collect()
+    }
+
+    /// The operation behind an MCP tool name.
+    pub fn by_tool(&self, tool: &str) -> Option<Operation> {
+        if let Some(op) = self.fixed.iter().find(|o| o.tool.as_deref() == Some(tool)) {
+            return Some(op.clone());
+        }
+        self.action_operations()
+            .into_iter()
+            .find(|o| o.tool.as_deref() == Some(tool))
+    }
+
+    /// The operation of a plugin action by name (`POST /tabs/{id}/actions/{name}`).
+    pub fn action(&self, name: &str) -> Result<Operation> {
+        self.engine
+            .registry
+            .actions()
+            .into_iter()
+            .find(|spec| spec.name == name)
+            .map(|spec| ops::actions::operation(&spec))
+            .ok_or_else(|| {
+                Error::new(
+                    wabp_core::ErrorCode::NotFound,
+                    format!(
+                        "no action named {name:?}; GET /api/v1/plugins lists the available actions"
+                    ),
+                )
+            })
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+}
+
+/// A history error as the engine's error (codes and statuses as ABP's).
+pub(crate) fn history_error(err: wabp_history::Error) -> Error {
+    use wabp_core::ErrorCode;
+    let code = match &err {
+        wabp_history::Error::InvalidFilter { .. } => ErrorCode::InvalidRequest,
+        wabp_history::Error::NotFound { .. } => ErrorCode::NotFound,
+        _ => ErrorCode::Internal,
+    };
+    Error::new(code, format!("history: {err}"))
+}

@@ -1,0 +1,107 @@
+//! The engine itself: `/browser/*`, `/plugins`, `/openapi.json`.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use wabp_core::InputMode;
+
+use super::{Nothing, json};
+use crate::{Catalogue, Operation, Scope};
+
+#[derive(Deserialize, JsonSchema)]
+struct Shutdown {
+    /// How long open work may take to finish, in ms (default 5000, at most 60000).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "Option<u64>")]
+    timeout_ms: Option<u64>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SetInputMode {
+    /// `agent` (pages frozen between actions) or `human` (pages run, a person
+    /// may use the window).
+    input_mode: InputMode,
+}
+
+pub fn operations() -> Vec<Operation> {
+    vec![
+        Operation::new(
+            "browser_status",
+            "Whether the browser is up, its components, and the frame driver.",
+            |ctx, _: Nothing| async move {
+                json(json!({ "success": true, "data": ctx.engine.status() }))
+            },
+        )
+        .get("/browser/status"),
+        Operation::new(
+            "browser_shutdown",
+            "Close the browser and stop the engine.",
+            |ctx, input: Shutdown| async move {
+                let timeout = input.timeout_ms.unwrap_or(5000).min(60_000);
+                ctx.engine
+                    .shutdown(std::time::Duration::from_millis(timeout))
+                    .await;
+                ctx.shutdown.notify_waiters();
+                json(json!({ "success": true }))
+            },
+        )
+        .post("/browser/shutdown")
+        .scope(Scope::Admin),
+        Operation::new(
+            "session_data",
+            "Where this session keeps its profile, history database, screenshots and downloads.",
+            |ctx, _: Nothing| async move {
+                let dir = &ctx.engine.config.session_dir;
+                json(json!({
+                    "success": true,
+                    "data": {
+                        "session_dir": dir,
+                        "database_path": dir.join("history.db"),
+                        "screenshots_dir": dir.join("screenshots"),
+                        "screenshots_enabled": ctx.history.is_some(),
+                        "downloads_dir": ctx.engine.downloads_dir(),
+                    }
+                }))
+            },
+        )
+        .get("/browser/session-data"),
+        Operation::new(
+            "input_mode",
+            "Who drives the browser now: the agent or a human.",
+            |ctx, _: Nothing| async move { json(json!({ "input_mode": ctx.engine.input_mode() })) },
+        )
+        .get("/browser/input-mode"),
+        Operation::new(
+            "set_input_mode",
+            "Hand the browser to a human (pages run freely) or back to the agent (pages frozen between actions).",
+            |ctx, input: SetInputMode| async move {
+                ctx.engine.set_input_mode(input.input_mode).await?;
+                json(json!({ "input_mode": input.input_mode }))
+            },
+        )
+        .post("/browser/input-mode")
+        .scope(Scope::Admin),
+        Operation::new(
+            "plugins",
+            "The loaded plugins, the actions, markup tags and wait types they provide, and any load errors.",
+            |ctx, _: Nothing| async move {
+                let registry = &ctx.engine.registry;
+                json(json!({
+                    "plugins": registry.plugins(),
+                    "actions": registry.actions(),
+                    "markup_tags": registry.markup_tags(),
+                    "wait_types": registry.waits(),
+                }))
+            },
+        )
+        .get("/plugins"),
+        Operation::new(
+            "openapi",
+            "This API as an OpenAPI 3.1 document (plugin actions included).",
+            |ctx, _: Nothing| async move {
+                json(crate::openapi::document(&Catalogue::new(ctx.engine.clone())))
+            },
+        )
+        .get("/openapi.json"),
+    ]
+}

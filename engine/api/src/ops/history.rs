@@ -1,0 +1,234 @@
+//! The flight recorder: sessions, actions (with their screenshots) and
+//! events. A caller reads and deletes only the rows recorded for it;
+//! another user's action or event is not found.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use wabp_core::{Error, ErrorCode, Result};
+use wabp_history::{ActionFilter, EventFilter, HistoryStore, RowOwner, ScreenshotKind};
+
+use super::{Nothing, json, to_json};
+use crate::{Ctx, Operation, Output, Scope, history_error};
+
+fn store(ctx: &Ctx) -> Result<&HistoryStore> {
+    ctx.history.as_ref().ok_or_else(|| {
+        Error::new(
+            ErrorCode::NotFound,
+            "history is not recorded by this engine",
+        )
+    })
+}
+
+fn owner(ctx: &Ctx) -> RowOwner {
+    RowOwner::Only(ctx.caller.user_id().map(str::to_string))
+}
+
+fn not_found(what: &str, id: &str) -> Error {
+    Error::new(ErrorCode::NotFound, format!("{what} {id} not found"))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Id {
+    /// The record's id.
+    id: String,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "lowercase")]
+enum Which {
+    Before,
+    #[default]
+    After,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ActionShot {
+    /// The action's id.
+    id: String,
+    /// `after` (default: the page after the action) or `before`.
+    #[serde(default)]
+    which: Option<Which>,
+}
+
+pub fn operations() -> Vec<Operation> {
+    vec![
+        Operation::new(
+            "history_sessions",
+            "The engine's recorded sessions.",
+            |ctx, _: Nothing| async move {
+                let sessions = store(&ctx)?.list_sessions().await.map_err(history_error)?;
+                json(json!({ "sessions": to_json(&sessions)?, "total": sessions.len() }))
+            },
+        )
+        .get("/history/sessions"),
+        Operation::new(
+            "history_current_session",
+            "The session being recorded now.",
+            |ctx, _: Nothing| async move {
+                let session = store(&ctx)?
+                    .current_session()
+                    .await
+                    .map_err(history_error)?
+                    .ok_or_else(|| not_found("session", "current"))?;
+                json(to_json(&session)?)
+            },
+        )
+        .get("/history/sessions/current"),
+        Operation::new(
+            "history_session",
+            "One recorded session.",
+            |ctx, input: Id| async move {
+                let session = store(&ctx)?
+                    .get_session(&input.id)
+                    .await
+                    .map_err(history_error)?
+                    .ok_or_else(|| not_found("session", &input.id))?;
+                json(to_json(&session)?)
+            },
+        )
+        .get("/history/sessions/{id}"),
+        Operation::new(
+            "history_export",
+            "A session with the caller's actions and events, as one JSON document.",
+            |ctx, input: Id| async move {
+                json(
+                    store(&ctx)?
+                        .export_session(&input.id, owner(&ctx))
+                        .await
+                        .map_err(history_error)?
+                        .ok_or_else(|| not_found("session", &input.id))?,
+                )
+            },
+        )
+        .get("/history/sessions/{id}/export"),
+        Operation::new(
+            "history_actions",
+            "The caller's recorded actions, oldest first.",
+            |ctx, filter: ActionFilter| async move {
+                let filter = ActionFilter {
+                    owner: owner(&ctx),
+                    ..filter
+                };
+                let actions = store(&ctx)?
+                    .list_actions(filter)
+                    .await
+                    .map_err(history_error)?;
+                json(json!({ "actions": to_json(&actions)?, "total": actions.len() }))
+            },
+        )
+        .get("/history/actions"),
+        Operation::new(
+            "history_delete_actions",
+            "Delete the caller's recorded actions that match the filter.",
+            |ctx, filter: ActionFilter| async move {
+                let filter = ActionFilter {
+                    owner: owner(&ctx),
+                    ..filter
+                };
+                let deleted = store(&ctx)?
+                    .delete_actions(filter)
+                    .await
+                    .map_err(history_error)?;
+                json(json!({ "deleted": deleted }))
+            },
+        )
+        .delete("/history/actions")
+        .scope(Scope::Admin),
+        Operation::new(
+            "history_action",
+            "One recorded action.",
+            |ctx, input: Id| async move {
+                let action = store(&ctx)?
+                    .get_action(&input.id)
+                    .await
+                    .map_err(history_error)?
+                    .filter(|a| owner(&ctx).sees(a.user_id.as_deref()))
+                    .ok_or_else(|| not_found("action", &input.id))?;
+                json(to_json(&action)?)
+            },
+        )
+        .get("/history/actions/{id}"),
+        Operation::new(
+            "history_action_screenshot",
+            "A recorded action's screenshot (WebP), after the action or before it.",
+            |ctx, input: ActionShot| async move {
+                let kind = match input.which.unwrap_or_default() {
+                    Which::Before => ScreenshotKind::Before,
+                    Which::After => ScreenshotKind::After,
+                };
+                let bytes = store(&ctx)?
+                    .action_screenshot(&input.id, kind, owner(&ctx))
+                    .await
+                    .map_err(history_error)?
+                    .ok_or_else(|| not_found("screenshot of action", &input.id))?;
+                Ok(Output::Bytes {
+                    mime: "image/webp",
+                    bytes,
+                })
+            },
+        )
+        .get("/history/actions/{id}/screenshot")
+        .answers_bytes("image/webp"),
+        Operation::new(
+            "history_events",
+            "The caller's recorded events, oldest first.",
+            |ctx, filter: EventFilter| async move {
+                let filter = EventFilter {
+                    owner: owner(&ctx),
+                    ..filter
+                };
+                let events = store(&ctx)?
+                    .list_events(filter)
+                    .await
+                    .map_err(history_error)?;
+                json(json!({ "events": to_json(&events)?, "total": events.len() }))
+            },
+        )
+        .get("/history/events"),
+        Operation::new(
+            "history_delete_events",
+            "Delete the caller's recorded events that match the filter.",
+            |ctx, filter: EventFilter| async move {
+                let filter = EventFilter {
+                    owner: owner(&ctx),
+                    ..filter
+                };
+                let deleted = store(&ctx)?
+                    .delete_events(filter)
+                    .await
+                    .map_err(history_error)?;
+                json(json!({ "deleted": deleted }))
+            },
+        )
+        .delete("/history/events")
+        .scope(Scope::Admin),
+        Operation::new(
+            "history_event",
+            "One recorded event.",
+            |ctx, input: Id| async move {
+                let event = store(&ctx)?
+                    .get_event(&input.id)
+                    .await
+                    .map_err(history_error)?
+                    .filter(|e| owner(&ctx).sees(e.user_id.as_deref()))
+                    .ok_or_else(|| not_found("event", &input.id))?;
+                json(to_json(&event)?)
+            },
+        )
+        .get("/history/events/{id}"),
+        Operation::new(
+            "history_delete_all",
+            "Delete everything recorded for the caller (the current session stays).",
+            |ctx, _: Nothing| async move {
+                let counts = store(&ctx)?
+                    .delete_all(owner(&ctx))
+                    .await
+                    .map_err(history_error)?;
+                json(to_json(&counts)?)
+            },
+        )
+        .delete("/history")
+        .scope(Scope::Admin),
+    ]
+}

@@ -1,0 +1,150 @@
+//! The operations, one module per resource. Each `operations()` declares
+//! its operations once; `fixed()` gathers them. Shared input pieces (the
+//! tab an operation names, the action options) live here.
+
+pub mod actions;
+mod browser;
+mod history;
+mod network;
+mod observe;
+mod page;
+mod prompts;
+mod tabs;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use wabp_core::{ActionOptions, Error, Result};
+
+use crate::{Ctx, Operation, Output};
+
+/// Every fixed operation (plugin actions join at run time).
+pub fn fixed() -> Vec<Operation> {
+    let mut all = Vec::new();
+    all.extend(browser::operations());
+    all.extend(tabs::operations());
+    all.extend(page::operations());
+    all.extend(prompts::operations());
+    all.extend(observe::operations());
+    all.extend(network::operations());
+    all.extend(history::operations());
+    all
+}
+
+/// The tab an operation acts on: named, or the caller's active tab.
+pub(crate) fn resolve_tab(ctx: &Ctx, tab_id: Option<String>) -> Result<String> {
+    match tab_id {
+        Some(id) if !id.is_empty() => Ok(id),
+        _ => ctx.engine.active_tab(&ctx.caller).ok_or_else(|| {
+            Error::invalid(
+                "no tab_id given and no active tab; list the tabs or open one first (GET /tabs, browser_list_tabs, browser_new_tab)",
+            )
+        }),
+    }
+}
+
+/// The tab field of every tab operation (REST: the `{tab_id}` of the path).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub(crate) struct TabRef {
+    /// Tab id (from `GET /tabs`, `browser_list_tabs` or `browser_new_tab`);
+    /// over MCP it defaults to the caller's active tab.
+    #[serde(default, deserialize_with = "crate::input::tab_id")]
+    pub tab_id: Option<String>,
+}
+
+impl TabRef {
+    pub fn resolve(self, ctx: &Ctx) -> Result<String> {
+        resolve_tab(ctx, self.tab_id)
+    }
+}
+
+fn wait_until_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "description": "When the action counts as done",
+        "properties": {
+            "type": {"type": "string", "description": "action_complete (default for actions), immediate, time, network_idle, navigation, or a wait plugin's type"},
+            "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 300000, "description": "default 30000"},
+            "duration_ms": {"type": "integer", "minimum": 0, "description": "for type \"time\""}
+        }
+    })
+}
+
+fn screenshot_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "description": "Before/after screenshots (WebP with element markup)",
+        "properties": {
+            "area": {"type": "string", "enum": ["viewport", "none"], "description": "none: no screenshots"},
+            "markup": {"type": "array", "items": {"type": "string"}, "description": "markup tags to draw (default: all)"},
+            "disable_markup": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\"grid\"]"},
+            "cursor": {"type": "boolean", "description": "draw the virtual cursor (default true)"},
+            "format": {"type": "string", "enum": ["webp"]}
+        }
+    })
+}
+
+fn network_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "description": "Save the HTTP calls the action causes under a tag",
+        "properties": {
+            "tag": {"type": "string"},
+            "types": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\"XHR\", \"Fetch\"]"}
+        }
+    })
+}
+
+/// The options every action takes. Checked by `ActionOptions::from_request`
+/// (the same rules for every frontend).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub(crate) struct Options {
+    #[serde(default)]
+    #[schemars(schema_with = "wait_until_schema")]
+    pub wait_until: Option<Value>,
+    #[serde(default)]
+    #[schemars(schema_with = "screenshot_schema")]
+    pub screenshot: Option<Value>,
+    #[serde(default)]
+    #[schemars(schema_with = "network_schema")]
+    pub network: Option<Value>,
+}
+
+impl Options {
+    pub fn resolve(self, default_wait: &str) -> Result<ActionOptions> {
+        let mut body = Map::new();
+        for (key, value) in [
+            ("wait_until", self.wait_until),
+            ("screenshot", self.screenshot),
+            ("network", self.network),
+        ] {
+            if let Some(value) = value {
+                body.insert(key.into(), value);
+            }
+        }
+        ActionOptions::from_request(&Value::Object(body), default_wait)
+    }
+}
+
+/// The options schema's properties, for inputs built by hand (plugin
+/// actions).
+pub(crate) fn options_properties() -> Map<String, Value> {
+    let schema = crate::input::schema_of::<Options>();
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
+    serde_json::to_value(value).map_err(|e| Error::internal(e.to_string()))
+}
+
+pub(crate) fn json(value: Value) -> Result<Output> {
+    Ok(Output::Json(value))
+}
+
+/// An input with nothing in it.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub(crate) struct Nothing {}

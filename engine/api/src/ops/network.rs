@@ -1,0 +1,206 @@
+//! Network capture: the saved calls (`/network*`), a tab's live buffer,
+//! and requests made by the page itself (`curl`).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use wabp_core::{Error, ErrorCode, Result};
+use wabp_history::{HistoryStore, NetworkFilter, RowOwner};
+
+use super::{TabRef, json};
+use crate::{Ctx, Operation, Scope, history_error};
+
+fn store(ctx: &Ctx) -> Result<&HistoryStore> {
+    ctx.history.as_ref().ok_or_else(|| {
+        Error::new(
+            ErrorCode::NotFound,
+            "network calls are not saved by this engine",
+        )
+    })
+}
+
+/// The caller's own saved calls only.
+fn narrowed(ctx: &Ctx, filter: NetworkFilter) -> NetworkFilter {
+    NetworkFilter {
+        owner: RowOwner::Only(ctx.caller.user_id().map(str::to_string)),
+        ..filter
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Save {
+    /// Save under this tag.
+    tag: String,
+    /// Whose buffer (default: the caller's active tab).
+    #[serde(default)]
+    tab_id: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Clear {
+    /// Delete only the calls saved under this tag.
+    #[serde(default)]
+    tag: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Curl {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// URL, absolute or relative to the page.
+    url: String,
+    /// HTTP method (default GET).
+    #[serde(default)]
+    method: Option<String>,
+    /// Request headers.
+    #[serde(default)]
+    headers: Option<Map<String, Value>>,
+    /// Request body.
+    #[serde(default)]
+    body: Option<String>,
+    /// Save the call under this tag.
+    #[serde(default)]
+    tag: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema, Clone, Copy, Default)]
+#[serde(rename_all = "lowercase")]
+enum Source {
+    #[default]
+    Saved,
+    Live,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct NetworkTool {
+    /// `saved` (default: the calls saved under tags) or `live` (a tab's buffer).
+    #[serde(default)]
+    source: Option<Source>,
+    /// Save the tab's buffer under this tag first.
+    #[serde(default)]
+    save_tag: Option<String>,
+    #[serde(flatten)]
+    filter: NetworkFilter,
+}
+
+async fn save(ctx: &Ctx, tab: Option<&str>, tag: &str) -> Result<usize> {
+    ctx.engine.save_network(&ctx.caller, tab, tag).await
+}
+
+async fn query(ctx: &Ctx, filter: NetworkFilter) -> Result<Value> {
+    let calls = store(ctx)?
+        .query_network(narrowed(ctx, filter))
+        .await
+        .map_err(history_error)?;
+    Ok(json!({ "total": calls.len(), "calls": calls }))
+}
+
+fn live(ctx: &Ctx, tab: &str) -> Result<Value> {
+    let (calls, dropped) = ctx.engine.tab_network(&ctx.caller, tab)?;
+    Ok(json!({ "total": calls.len(), "dropped": dropped, "calls": calls }))
+}
+
+pub fn operations() -> Vec<Operation> {
+    vec![
+        Operation::new(
+            "network",
+            "The caller's saved network calls; each filter is a regex over that field.",
+            |ctx, filter: NetworkFilter| async move { json(query(&ctx, filter).await?) },
+        )
+        .get("/network"),
+        Operation::new(
+            "network_clear",
+            "Delete the caller's saved network calls (those under `tag` only, if given).",
+            |ctx, input: Clear| async move {
+                let owner = RowOwner::Only(ctx.caller.user_id().map(str::to_string));
+                let deleted = store(&ctx)?
+                    .delete_network(input.tag.as_deref(), owner)
+                    .await
+                    .map_err(history_error)?;
+                json(json!({ "deleted": deleted }))
+            },
+        )
+        .delete("/network")
+        .scope(Scope::Admin),
+        Operation::new(
+            "network_save",
+            "Save a tab's captured calls (default: the caller's active tab) under a tag.",
+            |ctx, input: Save| async move {
+                let saved = save(&ctx, input.tab_id.as_deref(), &input.tag).await?;
+                json(json!({ "saved": saved, "tag": input.tag }))
+            },
+        )
+        .post("/network/save")
+        .scope(Scope::Act),
+        Operation::new(
+            "network_har",
+            "The caller's saved network calls as a HAR 1.2 document.",
+            |ctx, filter: NetworkFilter| async move {
+                let calls = store(&ctx)?
+                    .query_network(narrowed(
+                        &ctx,
+                        NetworkFilter {
+                            include_body: true,
+                            ..filter
+                        },
+                    ))
+                    .await
+                    .map_err(history_error)?;
+                json(wabp_history::har::to_har(&calls, env!("CARGO_PKG_VERSION")))
+            },
+        )
+        .get("/network/har"),
+        Operation::new(
+            "tab_network",
+            "A tab's live capture buffer (not saved yet).",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(live(&ctx, &tab)?)
+            },
+        )
+        .get("/tabs/{tab_id}/network"),
+        Operation::new(
+            "curl",
+            "An HTTP request from the page itself (its cookies and credentials), even while it is frozen.",
+            |ctx, input: Curl| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let headers = input.headers.unwrap_or_default();
+                if headers.values().any(|v| !v.is_string()) {
+                    return Err(Error::invalid("\"headers\" values must be strings"));
+                }
+                let request = wabp_core::engine::CurlRequest {
+                    url: input.url,
+                    method: input.method.unwrap_or_else(|| "GET".into()),
+                    headers,
+                    body: input.body.filter(|b| !b.is_empty()),
+                    tag: input.tag,
+                };
+                json(ctx.engine.curl(&ctx.caller, &tab, request).await?)
+            },
+        )
+        .post("/tabs/{tab_id}/curl")
+        .tool("browser_curl")
+        .scope(Scope::Act),
+        Operation::new(
+            "network_tool",
+            "Query saved network calls (regex filters over each field), or a tab's live buffer with source \"live\". Save a tab's buffer under a tag with save_tag.",
+            |ctx, input: NetworkTool| async move {
+                let mut out = Map::new();
+                let tab = input.filter.tab_id.clone();
+                if let Some(tag) = &input.save_tag {
+                    out.insert("saved".into(), json!(save(&ctx, tab.as_deref(), tag).await?));
+                }
+                let found = match input.source.unwrap_or_default() {
+                    Source::Live => live(&ctx, &super::resolve_tab(&ctx, tab)?)?,
+                    Source::Saved => query(&ctx, input.filter).await?,
+                };
+                if let Value::Object(found) = found {
+                    out.extend(found);
+                }
+                json(Value::Object(out))
+            },
+        )
+        .tool("browser_network")
+        .scope(Scope::Act),
+    ]
+}

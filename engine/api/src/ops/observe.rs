@@ -1,0 +1,107 @@
+//! Reading pages for agents: the accessibility snapshot with refs, and
+//! browser-use's state with actions by element index.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use wabp_core::ActionOptions;
+use wabp_core::observe::SnapshotRequest;
+use wabp_core::snapshot::SnapshotFormat;
+
+use super::{TabRef, json};
+use crate::{Operation, Scope};
+
+#[derive(Deserialize, JsonSchema, Default, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum Format {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Snapshot {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// `text` (default: the tree as indented lines with refs) or `json`.
+    #[serde(default)]
+    format: Option<Format>,
+    /// `nextOffset` of the previous window (text format).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "Option<u64>")]
+    offset: Option<u64>,
+    /// Add a WebP screenshot with markup (REST's query also says `includeScreenshot`).
+    #[serde(
+        default,
+        alias = "includeScreenshot",
+        deserialize_with = "crate::input::flag"
+    )]
+    include_screenshot: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct StateAction {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// `{"type": "click" | "input_text" | "scroll", "index", "text", "clear",
+    /// "down", "pages"}`; the action's fields may also sit at the top level.
+    #[serde(default)]
+    action: Option<Map<String, Value>>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+pub fn operations() -> Vec<Operation> {
+    vec![
+        Operation::new(
+            "snapshot",
+            "The page's accessibility tree as text with element refs ([e7]) usable as click/type targets; long pages come in windows (pass nextOffset as offset).",
+            |ctx, input: Snapshot| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let request = SnapshotRequest {
+                    format: match input.format.unwrap_or_default() {
+                        Format::Text => SnapshotFormat::Text,
+                        Format::Json => SnapshotFormat::Json,
+                    },
+                    offset: input.offset.unwrap_or(0) as usize,
+                    include_screenshot: input.include_screenshot.unwrap_or(false),
+                };
+                json(ctx.engine.snapshot(&ctx.caller, &tab, request).await?)
+            },
+        )
+        .get("/tabs/{tab_id}/snapshot")
+        .tool("browser_snapshot"),
+        Operation::new(
+            "state",
+            "browser-use's state of the page: url, title, numbered interactive elements, text, scroll.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(ctx.engine.state(&ctx.caller, &tab).await?)
+            },
+        )
+        .get("/tabs/{tab_id}/state"),
+        Operation::new(
+            "state_action",
+            "A browser-use action by element index (click, input_text, scroll), with a full envelope.",
+            |ctx, input: StateAction| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let body = Value::Object(input.rest);
+                let options = ActionOptions::from_request(&body, "action_complete")?;
+                let action = match input.action {
+                    Some(action) => Value::Object(action),
+                    None => body,
+                };
+                let envelope = ctx
+                    .engine
+                    .state_action(&ctx.caller, &tab, &action, &options)
+                    .await?;
+                let mut value = super::to_json(&envelope)?;
+                value["success"] = Value::Bool(true);
+                json(value)
+            },
+        )
+        .post("/tabs/{tab_id}/state/action")
+        .scope(Scope::Act)
+        .answers_envelope(),
+    ]
+}

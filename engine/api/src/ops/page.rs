@@ -1,0 +1,167 @@
+//! Reading and running things in a page: wait, screenshots, script, text.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use wabp_core::{ActionOptions, Error};
+
+use super::{Options, TabRef, json};
+use crate::{Operation, Output, Presentation, Scope};
+
+#[derive(Deserialize, JsonSchema)]
+struct Wait {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// Milliseconds of the page's (virtual) time to let run, 0 to 60000.
+    #[serde(deserialize_with = "crate::input::whole")]
+    #[schemars(with = "u64", range(max = 60000))]
+    ms: Option<u64>,
+    #[serde(flatten)]
+    options: Options,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ScreenshotAction {
+    #[serde(flatten)]
+    tab: TabRef,
+    #[serde(flatten)]
+    options: Options,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ScreenshotImage {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// Markup tags to leave out, comma-separated (e.g. `grid`).
+    #[serde(default)]
+    disable_markup: Option<String>,
+    /// Markup tags to draw, comma-separated (default: all).
+    #[serde(default)]
+    markup: Option<String>,
+    /// Draw the virtual cursor (default true).
+    #[serde(default)]
+    cursor: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Execute {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// JavaScript to evaluate, e.g. `document.title`; a promise is awaited.
+    #[serde(default)]
+    script: Option<String>,
+    /// The same as `script` (MCP's name for it).
+    #[serde(default)]
+    expression: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Text {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// CSS selector (default: the whole page's text).
+    #[serde(default)]
+    selector: Option<String>,
+}
+
+fn tag_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+pub fn operations() -> Vec<Operation> {
+    vec![
+        Operation::new(
+            "wait",
+            "Let the page run for `ms` milliseconds (of its virtual time), then capture it.",
+            |ctx, input: Wait| async move {
+                let ms = input
+                    .ms
+                    .filter(|ms| *ms <= 60_000)
+                    .ok_or_else(|| Error::invalid("field \"ms\" must be an integer from 0 to 60000"))?;
+                let tab = input.tab.resolve(&ctx)?;
+                let options = input.options.resolve("time")?;
+                Ok(Output::Envelope(
+                    ctx.engine.wait(&ctx.caller, &tab, ms, &options).await?,
+                ))
+            },
+        )
+        .post("/tabs/{tab_id}/wait")
+        .tool("browser_wait")
+        .scope(Scope::Act)
+        .answers_envelope(),
+        Operation::new(
+            "screenshot_action",
+            "Screenshot of a tab's viewport with element markup (clickable, typeable, scrollable, grid, selected), as WebP, in an action envelope.",
+            |ctx, input: ScreenshotAction| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let options = input.options.resolve("immediate")?;
+                Ok(Output::Envelope(
+                    ctx.engine.screenshot_action(&ctx.caller, &tab, &options).await?,
+                ))
+            },
+        )
+        .post("/tabs/{tab_id}/screenshot")
+        .tool("browser_screenshot")
+        .answers_envelope(),
+        Operation::new(
+            "screenshot_image",
+            "The tab's viewport as a WebP image with markup, without an envelope.",
+            |ctx, input: ScreenshotImage| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let mut screenshot = json!({ "cursor": input.cursor.unwrap_or(true) });
+                if let Some(disabled) = &input.disable_markup {
+                    screenshot["disable_markup"] = json!(tag_list(disabled));
+                }
+                if let Some(markup) = &input.markup {
+                    screenshot["markup"] = json!(tag_list(markup));
+                }
+                let options =
+                    ActionOptions::from_request(&json!({ "screenshot": screenshot }), "immediate")?;
+                let tags = options.markup_tags(ctx.engine.registry.as_ref())?;
+                let shot = ctx
+                    .engine
+                    .screenshot(&ctx.caller, &tab, tags, options.screenshot.cursor)
+                    .await?;
+                Ok(Output::Bytes {
+                    mime: "image/webp",
+                    bytes: shot.data.as_ref().clone(),
+                })
+            },
+        )
+        .get("/tabs/{tab_id}/screenshot")
+        .answers_bytes("image/webp"),
+        Operation::new(
+            "execute",
+            "Evaluate JavaScript in the page; returns its value and type.",
+            |ctx, input: Execute| async move {
+                let script = input.script.or(input.expression).ok_or_else(|| {
+                    Error::invalid("missing field \"script\" (or \"expression\"): the JavaScript to evaluate")
+                })?;
+                let tab = input.tab.resolve(&ctx)?;
+                json(json!({ "result": ctx.engine.execute(&ctx.caller, &tab, &script).await? }))
+            },
+        )
+        .post("/tabs/{tab_id}/execute")
+        .tool("browser_execute_javascript")
+        .scope(Scope::Act),
+        Operation::new(
+            "text",
+            "The page's visible text, or that of the first element matching `selector`.",
+            |ctx, input: Text| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let text = ctx
+                    .engine
+                    .text(&ctx.caller, &tab, input.selector.as_deref())
+                    .await?;
+                json(json!({ "text": text }))
+            },
+        )
+        .post("/tabs/{tab_id}/text")
+        .tool("browser_get_text")
+        .presented(Presentation::TextField("text")),
+    ]
+}

@@ -1,0 +1,331 @@
+//! What a page asks of its user, and the page's clock: dialogs, file
+//! choosers, `<select>` popups, downloads, execution control.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use wabp_core::downloads::DownloadState;
+use wabp_core::{Error, Result};
+
+use super::{TabRef, json, to_json};
+use crate::{Ctx, Operation, Output, Scope};
+
+#[derive(Deserialize, JsonSchema)]
+struct DialogAccept {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// Text to answer a prompt with.
+    #[serde(default)]
+    prompt_text: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum DialogVerb {
+    Get,
+    Accept,
+    Dismiss,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Dialog {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// `get` (default), `accept` or `dismiss`.
+    #[serde(default)]
+    action: Option<DialogVerb>,
+    /// Text to answer a prompt with (accept only).
+    #[serde(default)]
+    prompt_text: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SetExecution {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// Freeze the page between actions (true) or let it run (false).
+    paused: bool,
+    /// The virtual clock's start, in seconds since the Unix epoch.
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    initial_virtual_time: Option<f64>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Execution {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// Pause (true) or run (false) the page between actions; omit to read the state.
+    #[serde(default)]
+    paused: Option<bool>,
+    /// The virtual clock's start, in seconds since the Unix epoch.
+    #[serde(default)]
+    #[schemars(range(min = 0))]
+    initial_virtual_time: Option<f64>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct FileChooser {
+    /// The file chooser id from the `file_chooser` event.
+    id: String,
+    /// Absolute paths of the files to choose.
+    #[serde(default)]
+    files: Option<Vec<String>>,
+    /// Where a save chooser should write (save choosers only).
+    #[serde(default)]
+    path: Option<String>,
+    /// Cancel the chooser instead.
+    #[serde(default)]
+    cancel: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Select {
+    /// The select id from the `select_open` event.
+    id: String,
+    /// Indices of the options to pick.
+    #[serde(default)]
+    indices: Option<Vec<u64>>,
+    /// Close the popup without a choice.
+    #[serde(default)]
+    cancel: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct DownloadList {
+    /// `in_progress`, `completed`, `cancelled` or `failed`.
+    #[serde(default)]
+    state: Option<String>,
+    /// At most this many (default 100, at most 10000).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "Option<u64>")]
+    limit: Option<u64>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct DownloadId {
+    /// The download id.
+    id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum DownloadVerb {
+    List,
+    Get,
+    Cancel,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Downloads {
+    /// `list` (default), `get` or `cancel`.
+    #[serde(default)]
+    action: Option<DownloadVerb>,
+    /// Download id (get, cancel).
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(flatten)]
+    list: DownloadList,
+}
+
+fn dialog_state(ctx: &Ctx, tab: &str) -> impl Future<Output = Result<Value>> {
+    let (engine, caller, tab) = (ctx.engine.clone(), ctx.caller.clone(), tab.to_string());
+    async move { engine.dialog(&caller, &tab).await }
+}
+
+fn downloads_list(ctx: &Ctx, list: DownloadList) -> Result<Value> {
+    let state = match list.state.as_deref() {
+        None | Some("") => None,
+        Some(text) => Some(DownloadState::parse(text).ok_or_else(|| {
+            Error::invalid(format!(
+                "state must be in_progress, completed, cancelled or failed, not {text:?}"
+            ))
+        })?),
+    };
+    let limit = list.limit.unwrap_or(100).clamp(1, 10_000) as usize;
+    Ok(json!({ "downloads": ctx.engine.downloads(state, limit, &ctx.caller) }))
+}
+
+async fn set_execution(ctx: &Ctx, tab: &str, paused: bool, initial: Option<f64>) -> Result<Output> {
+    if initial.is_some_and(|t| !t.is_finite() || t < 0.0) {
+        return Err(Error::invalid(
+            "field \"initial_virtual_time\" must be a non-negative number of seconds since the Unix epoch",
+        ));
+    }
+    let state = ctx
+        .engine
+        .set_execution(&ctx.caller, tab, paused, initial)
+        .await?;
+    json(to_json(&state)?)
+}
+
+pub fn operations() -> Vec<Operation> {
+    vec![
+        Operation::new(
+            "dialog",
+            "The tab's pending JavaScript dialog (alert, confirm, prompt, beforeunload), if any.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(dialog_state(&ctx, &tab).await?)
+            },
+        )
+        .get("/tabs/{tab_id}/dialog"),
+        Operation::new(
+            "dialog_accept",
+            "Accept the tab's pending dialog (with text for a prompt).",
+            |ctx, input: DialogAccept| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                json(ctx.engine.handle_dialog(&ctx.caller, &tab, true, input.prompt_text).await?)
+            },
+        )
+        .post("/tabs/{tab_id}/dialog/accept")
+        .scope(Scope::Act),
+        Operation::new(
+            "dialog_dismiss",
+            "Dismiss the tab's pending dialog.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(ctx.engine.handle_dialog(&ctx.caller, &tab, false, None).await?)
+            },
+        )
+        .post("/tabs/{tab_id}/dialog/dismiss")
+        .scope(Scope::Act),
+        Operation::new(
+            "dialog_tool",
+            "The tab's pending JavaScript dialog (alert, confirm, prompt, beforeunload): get it, accept it or dismiss it.",
+            |ctx, input: Dialog| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let value = match input.action.unwrap_or(DialogVerb::Get) {
+                    DialogVerb::Get => dialog_state(&ctx, &tab).await?,
+                    DialogVerb::Accept => {
+                        ctx.engine
+                            .handle_dialog(&ctx.caller, &tab, true, input.prompt_text)
+                            .await?
+                    }
+                    DialogVerb::Dismiss => {
+                        ctx.engine.handle_dialog(&ctx.caller, &tab, false, None).await?
+                    }
+                };
+                json(value)
+            },
+        )
+        .tool("browser_dialog")
+        .scope(Scope::Act),
+        Operation::new(
+            "execution",
+            "The tab's execution control: enabled, paused, virtual time base, frame driver.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(to_json(&ctx.engine.execution(&ctx.caller, &tab).await?)?)
+            },
+        )
+        .get("/tabs/{tab_id}/execution"),
+        Operation::new(
+            "set_execution",
+            "Pause or run the page between actions, and set its virtual clock.",
+            |ctx, input: SetExecution| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                set_execution(&ctx, &tab, input.paused, input.initial_virtual_time).await
+            },
+        )
+        .post("/tabs/{tab_id}/execution")
+        .scope(Scope::Act),
+        Operation::new(
+            "execution_tool",
+            "The tab's execution control: get it, or pause/unpause the page between actions (paused) and set its virtual clock (initial_virtual_time, seconds since the epoch).",
+            |ctx, input: Execution| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                match input.paused {
+                    None => json(to_json(&ctx.engine.execution(&ctx.caller, &tab).await?)?),
+                    Some(paused) => {
+                        set_execution(&ctx, &tab, paused, input.initial_virtual_time).await
+                    }
+                }
+            },
+        )
+        .tool("browser_execution")
+        .scope(Scope::Act),
+        Operation::new(
+            "file_chooser",
+            "Answer a pending file chooser (a `file_chooser` event's id) with files, or cancel it.",
+            |ctx, input: FileChooser| async move {
+                json(
+                    ctx.engine
+                        .answer_file_chooser(
+                            &input.id,
+                            input.files,
+                            input.path,
+                            input.cancel.unwrap_or(false),
+                            &ctx.caller,
+                        )
+                        .await?,
+                )
+            },
+        )
+        .post("/file-chooser/{id}")
+        .tool("browser_file_chooser")
+        .scope(Scope::Act),
+        Operation::new(
+            "select",
+            "Answer a pending `<select>` popup (a `select_open` event's id) with option indices, or cancel it.",
+            |ctx, input: Select| async move {
+                json(
+                    ctx.engine
+                        .answer_select(
+                            &input.id,
+                            input.indices,
+                            input.cancel.unwrap_or(false),
+                            &ctx.caller,
+                        )
+                        .await?,
+                )
+            },
+        )
+        .post("/select/{id}")
+        .tool("browser_select")
+        .scope(Scope::Act),
+        Operation::new(
+            "downloads",
+            "The caller's downloads, newest first.",
+            |ctx, input: DownloadList| async move { json(downloads_list(&ctx, input)?) },
+        )
+        .get("/downloads"),
+        Operation::new(
+            "download",
+            "One download: state, bytes, path.",
+            |ctx, input: DownloadId| async move {
+                json(ctx.engine.download(&ctx.caller, &input.id)?.detail())
+            },
+        )
+        .get("/downloads/{id}"),
+        Operation::new(
+            "cancel_download",
+            "Cancel a download in progress.",
+            |ctx, input: DownloadId| async move {
+                json(ctx.engine.cancel_download(&ctx.caller, &input.id).await?)
+            },
+        )
+        .post("/downloads/{id}/cancel")
+        .scope(Scope::Act),
+        Operation::new(
+            "downloads_tool",
+            "Downloads: list them (optionally by state), get one, or cancel one.",
+            |ctx, input: Downloads| async move {
+                let id = || {
+                    input
+                        .id
+                        .clone()
+                        .ok_or_else(|| Error::invalid("missing field \"id\" (a download id)"))
+                };
+                let value = match input.action.as_ref().unwrap_or(&DownloadVerb::List) {
+                    DownloadVerb::List => downloads_list(&ctx, input.list)?,
+                    DownloadVerb::Get => ctx.engine.download(&ctx.caller, &id()?)?.detail(),
+                    DownloadVerb::Cancel => ctx.engine.cancel_download(&ctx.caller, &id()?).await?,
+                };
+                json(value)
+            },
+        )
+        .tool("browser_downloads")
+        .scope(Scope::Act),
+    ]
+}

@@ -1,0 +1,167 @@
+//! Tabs and navigation: `/tabs`, `/tabs/{tab_id}` and its history steps.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use wabp_core::engine::TabSummary;
+
+use super::{Nothing, Options, TabRef, json};
+use crate::{Operation, Output, Scope};
+
+#[derive(Deserialize, JsonSchema)]
+struct CreateTab {
+    /// URL to open (default `about:blank`): http, https, data: or about:blank.
+    #[serde(default)]
+    url: Option<String>,
+    /// Make it the active tab (default true).
+    #[serde(default)]
+    active: Option<bool>,
+    /// Its place in the tab list (default: last).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "Option<u64>")]
+    index: Option<u64>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Navigate {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// Absolute URL (http, https, data: or about:blank), e.g. https://example.com
+    url: String,
+    /// Referrer URL
+    #[serde(default)]
+    referrer: Option<String>,
+    #[serde(flatten)]
+    options: Options,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct TabAction {
+    #[serde(flatten)]
+    tab: TabRef,
+    #[serde(flatten)]
+    options: Options,
+}
+
+pub fn operations() -> Vec<Operation> {
+    vec![
+        Operation::new(
+            "list_tabs",
+            "List the caller's open tabs (id, url, title, active).",
+            |ctx, _: Nothing| async move {
+                json(super::to_json(&ctx.engine.list_tabs(&ctx.caller).await?)?)
+            },
+        )
+        .get("/tabs")
+        .tool("browser_list_tabs")
+        .answers::<Vec<TabSummary>>(),
+        Operation::new(
+            "create_tab",
+            "Open a new tab, optionally on a URL; returns its id.",
+            |ctx, input: CreateTab| async move {
+                json(
+                    ctx.engine
+                        .create_tab(
+                            &ctx.caller,
+                            input.url.as_deref(),
+                            input.active.unwrap_or(true),
+                            input.index.map(|i| i as usize),
+                        )
+                        .await?,
+                )
+            },
+        )
+        .post("/tabs")
+        .created()
+        .tool("browser_new_tab")
+        .scope(Scope::Act),
+        Operation::new(
+            "tab_info",
+            "One tab: id, url, title, whether it is loading.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(ctx.engine.tab_info(&ctx.caller, &tab).await?)
+            },
+        )
+        .get("/tabs/{tab_id}"),
+        Operation::new("close_tab", "Close a tab.", |ctx, input: TabRef| async move {
+            let tab = input.resolve(&ctx)?;
+            ctx.engine.close_tab(&ctx.caller, &tab).await?;
+            json(json!({}))
+        })
+        .delete("/tabs/{tab_id}")
+        .tool("browser_close_tab")
+        .scope(Scope::Act),
+        Operation::new(
+            "activate_tab",
+            "Make a tab the caller's active one (and bring it to the front).",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(ctx.engine.activate_tab(&ctx.caller, &tab).await?)
+            },
+        )
+        .post("/tabs/{tab_id}/activate")
+        .tool("browser_activate_tab")
+        .scope(Scope::Act),
+        Operation::new(
+            "stop_tab",
+            "Stop loading the tab's page.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(ctx.engine.stop_tab(&ctx.caller, &tab).await?)
+            },
+        )
+        .post("/tabs/{tab_id}/stop")
+        .scope(Scope::Act),
+        Operation::new(
+            "navigate",
+            "Navigate a tab to a URL. Returns the before and after screenshots and the action envelope (events, scroll, timing).",
+            |ctx, input: Navigate| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let options = input.options.resolve("action_complete")?;
+                let envelope = ctx
+                    .engine
+                    .navigate(&ctx.caller, &tab, &input.url, input.referrer.as_deref(), &options)
+                    .await?;
+                Ok(Output::Envelope(envelope))
+            },
+        )
+        .post("/tabs/{tab_id}/navigate")
+        .tool("browser_navigate")
+        .scope(Scope::Act)
+        .answers_envelope(),
+        history_step("back", "Go back one entry in the tab's history.", -1),
+        history_step("forward", "Go forward one entry in the tab's history.", 1),
+        Operation::new(
+            "reload",
+            "Reload the tab's page.",
+            |ctx, input: TabAction| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let options = input.options.resolve("action_complete")?;
+                Ok(Output::Envelope(
+                    ctx.engine.reload(&ctx.caller, &tab, &options).await?,
+                ))
+            },
+        )
+        .post("/tabs/{tab_id}/reload")
+        .tool("browser_reload")
+        .scope(Scope::Act)
+        .answers_envelope(),
+    ]
+}
+
+fn history_step(name: &str, description: &str, step: i64) -> Operation {
+    Operation::new(name, description, move |ctx, input: TabAction| async move {
+        let tab = input.tab.resolve(&ctx)?;
+        let options = input.options.resolve("action_complete")?;
+        Ok(Output::Envelope(
+            ctx.engine
+                .history_step(&ctx.caller, &tab, step, &options)
+                .await?,
+        ))
+    })
+    .post(&format!("/tabs/{{tab_id}}/{name}"))
+    .tool(&format!("browser_{name}"))
+    .scope(Scope::Act)
+    .answers_envelope()
+}

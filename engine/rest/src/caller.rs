@@ -1,0 +1,121 @@
+//! The caller of a request, resolved once by one layer for REST and `/mcp`.
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use wabp_core::{Caller, Engine, ErrorCode};
+
+use crate::body;
+use crate::error::{ApiError, error_response};
+
+/// Resolves the request's caller once, from its `userId` (query or JSON
+/// body; both must agree), and hands it to every handler as an extension.
+/// The core narrows every operation by it. Also counts the request against
+/// the user's session (a busy session is never evicted).
+pub async fn resolve_caller(
+    axum::extract::State(engine): axum::extract::State<Arc<Engine>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let from_query = request
+        .uri()
+        .query()
+        .and_then(|q| url_query_value(q, "userId"));
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, body::MAX_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::InvalidRequest,
+                &format!("request body is larger than {} bytes", body::MAX_BODY),
+            );
+        }
+    };
+    let from_body = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("userId").cloned())
+        .and_then(|v| v.as_str().map(str::to_string));
+    let user = match (from_query, from_body) {
+        (Some(q), Some(b)) if q != b => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::InvalidRequest,
+                "userId differs between the query and the body",
+            );
+        }
+        (q, b) => q.or(b),
+    };
+    let caller = match Caller::from_user_id(user.as_deref()) {
+        Ok(caller) => caller,
+        Err(e) => return ApiError(e).into_response(),
+    };
+    let _activity = caller.user_id().map(|u| engine.user_activity(u));
+    let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// One decoded query parameter.
+fn url_query_value(query: &str, name: &str) -> Option<String> {
+    query_pairs(Some(query))
+        .into_iter()
+        .find_map(|(k, v)| (k == name).then_some(v))
+}
+
+/// Every query parameter, decoded, in order.
+pub(crate) fn query_pairs(query: Option<&str>) -> Vec<(String, String)> {
+    query
+        .unwrap_or("")
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = |b: u8| (b as char).to_digit(16);
+                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_decoded() {
+        assert_eq!(
+            url_query_value("a=1&userId=al%40ce+x", "userId").as_deref(),
+            Some("al@ce x")
+        );
+        assert_eq!(url_query_value("userId=", "userId").as_deref(), Some(""));
+        assert_eq!(url_query_value("x=1", "userId"), None);
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+    }
+}
