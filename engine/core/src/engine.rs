@@ -20,9 +20,7 @@ use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed};
 use futures::StreamExt;
 
-use crate::action::{
-    ActionKind, ActionOptions, ActionRun, Dispatch, Envelope, NavigationHint, ScrollSource,
-};
+use crate::action::{ActionKind, ActionOptions, Dispatch, Envelope, NavigationHint, ScrollSource};
 use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
 use crate::caller::Caller;
 use crate::capture::{CaptureOptions, Screenshot, now_ms, take_screenshot};
@@ -30,7 +28,7 @@ use crate::downloads::{Download, DownloadState, mime_from_name, safe_file_name, 
 use crate::error::{Error, ErrorCode, Result};
 use crate::execution::{self, DriverKind, ExecutionState};
 use crate::plugin::{ActionContext, PageHost, PluginRegistry};
-use crate::record::{ActionLog, LoggedAction};
+use crate::record::ActionLog;
 use crate::tab::{Tab, TabSignal, short_id};
 
 /// How long an operation outside the action loop waits for the tab's turn.
@@ -790,7 +788,7 @@ impl Engine {
         *self.action_log.write().unwrap() = Some(log);
     }
 
-    /// Runs one action through the loop and records it.
+    /// Runs one action through the loop (`action.rs`) and records it.
     pub async fn run_action(
         &self,
         caller: &Caller,
@@ -801,79 +799,16 @@ impl Engine {
     ) -> Result<Envelope> {
         self.ensure_agent_mode()?;
         let tab = self.tab(caller, tab_id)?;
-        // Any action invalidates a cached snapshot (refs stay valid while
-        // their elements live).
-        tab.bump_epoch();
-        let started_ms = now_ms();
-        // Its own task: a client that hangs up mid-action must not leave the
-        // page thawed or the action half done.
-        let (registry, owned_options, run_tab) =
-            (self.registry.clone(), options.clone(), tab.clone());
-        let (hint, scroll_source) = (kind.hint, kind.scroll_source);
-        let outcome = tokio::spawn(async move {
-            ActionRun {
-                registry: registry.as_ref(),
-                tab: run_tab,
-                options: &owned_options,
-                hint,
-                scroll_source,
-            }
-            .execute(dispatch)
-            .await
-        })
-        .await
-        .unwrap_or_else(|e| Err(Error::internal(format!("the action task failed: {e}"))));
         let log = self.action_log.read().unwrap().clone();
-        let Some(log) = log else { return outcome };
-        // Tagged network capture: the calls this action started are saved
-        // with it, under the tag, once their bodies are in.
-        if outcome.is_ok() && options.network.as_ref().is_some_and(|n| !n.tag.is_empty()) {
-            tab.bodies_settled(Duration::from_secs(2)).await;
-        }
-        let network = options
-            .network
-            .as_ref()
-            .filter(|n| !n.tag.is_empty() && outcome.is_ok())
-            .map(|n| {
-                (
-                    n.tag.clone(),
-                    tab.network_calls_since(started_ms as i64, &n.types),
-                )
-            });
-        let logged = LoggedAction {
-            tab_id: tab_id.to_string(),
-            action_type: kind.name,
-            params: kind.params,
-            started_ms,
-            completed_ms: now_ms(),
-            network,
-            user_id: tab.owner(),
-            outcome: match &outcome {
-                Ok(envelope) => Ok(envelope.clone()),
-                Err(err) => Err(err.message.clone()),
-            },
-        };
-        match (outcome, log.record(logged).await) {
-            (Ok(mut envelope), Ok(action_id)) => {
-                envelope.action_id = Some(action_id);
-                if let (Some(summary), Some(network)) = (&mut envelope.network, &options.network) {
-                    summary.tag = network.tag.clone();
-                }
-                Ok(envelope)
-            }
-            // The action ran but is not on record: say so rather than answer
-            // as if it were.
-            (Ok(_), Err(err)) => Err(Error::new(
-                err.code,
-                format!("the action ran but could not be recorded: {}", err.message),
-            )),
-            (Err(err), recorded) => {
-                if let Err(log_err) = recorded {
-                    tracing::warn!("a failed action could not be recorded: {}", log_err.message);
-                }
-                Err(err)
-            }
-        }
+        crate::action::run(
+            tab,
+            self.registry.clone(),
+            log,
+            kind,
+            options.clone(),
+            dispatch,
+        )
+        .await
     }
 
     /// A plugin action by name (click, type, ..., or a folder plugin's).

@@ -103,7 +103,10 @@ pub fn limit_body(text: String) -> (String, bool) {
 
 /// Response bodies worth fetching: documents and API calls, as text.
 pub fn wants_body(resource_type: &str, mime_type: &str) -> bool {
-    let textual = mime_type.starts_with("text/")
+    // An empty type: the response event has not been seen yet (the CDP event
+    // streams are merged without order), so the body may well be text.
+    let textual = mime_type.is_empty()
+        || mime_type.starts_with("text/")
         || mime_type.contains("json")
         || mime_type.contains("xml")
         || mime_type.contains("javascript")
@@ -180,6 +183,17 @@ mod tests {
         let got: Vec<i64> = b.since(2, &types).iter().map(|c| c.timestamp_ms).collect();
         assert_eq!(got, vec![9]);
         assert_eq!(b.since(0, &[]).len(), 3);
+    }
+
+    #[test]
+    fn text_bodies_are_kept_and_an_unknown_type_is_fetched() {
+        assert!(wants_body("Fetch", "application/json"));
+        assert!(
+            wants_body("XHR", ""),
+            "the response event may come after loading finished"
+        );
+        assert!(!wants_body("Fetch", "image/png"));
+        assert!(!wants_body("Image", ""));
     }
 
     #[test]

@@ -1256,6 +1256,67 @@ pub fn parse_viewport(v: &Value) -> ViewportInfo {
     }
 }
 
+/// What the action loop needs of a tab (see `action.rs`).
+#[async_trait]
+impl crate::action::ActionTab for Tab {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn owner(&self) -> Option<String> {
+        Tab::owner(self)
+    }
+    async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
+        Tab::turn(self, limit).await
+    }
+    fn invalidate_snapshot(&self) {
+        self.bump_epoch();
+    }
+    fn pointer(&self) -> Option<(f64, f64)> {
+        Tab::pointer(self)
+    }
+    fn dialog_pending(&self) -> bool {
+        self.pending_dialog().is_some()
+    }
+    fn last_frame(&self) -> Option<CachedFrame> {
+        Tab::last_frame(self)
+    }
+    fn set_last_frame(&self, frame: Option<CachedFrame>) {
+        Tab::set_last_frame(self, frame)
+    }
+    fn subscribe(&self) -> broadcast::Receiver<TabSignal> {
+        Tab::subscribe(self)
+    }
+    async fn thaw(&self) -> Result<()> {
+        crate::execution::thaw(self).await
+    }
+    async fn freeze(&self) -> Result<bool> {
+        crate::execution::freeze(self).await
+    }
+    async fn capture(
+        &self,
+        registry: &dyn crate::plugin::PluginRegistry,
+        options: &crate::capture::CaptureOptions,
+    ) -> Result<(
+        crate::capture::Screenshot,
+        ViewportInfo,
+        crate::capture::CaptureTiming,
+    )> {
+        let (shot, layout, timing) =
+            crate::capture::take_screenshot(self, registry, options).await?;
+        Ok((shot, layout.viewport, timing))
+    }
+    async fn viewport(&self) -> Result<(ViewportInfo, f64)> {
+        let value = self.evaluate_json(VIEWPORT_JS).await?;
+        Ok((parse_viewport(&value), crate::capture::page_clock(&value)))
+    }
+    async fn bodies_settled(&self, limit: Duration) {
+        Tab::bodies_settled(self, limit).await
+    }
+    fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
+        Tab::network_calls_since(self, since_ms, types)
+    }
+}
+
 #[async_trait]
 impl PageHost for Tab {
     async fn mouse_move(&self, x: f64, y: f64) -> HostResult<()> {

@@ -1,0 +1,276 @@
+//! The events of one action: what the tab signalled from dispatch to the
+//! end of the wait, stamped with the page's clock, plus the `scroll` event
+//! when the position moved; and the wait heuristic's polling loop.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::envelope::{ActionEvent, NetworkSummary, ScrollState};
+use super::options::NetworkOptions;
+use crate::error::Result;
+use crate::plugin::{ViewportInfo, WaitDecision, WaitSignal};
+use crate::tab::TabSignal;
+
+/// What kind of navigation an action causes when the page doesn't say.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NavigationHint {
+    None,
+    BackForward,
+    Reload,
+}
+
+fn navigation_type(reason: Option<&str>, hint: NavigationHint) -> Option<&'static str> {
+    match hint {
+        NavigationHint::BackForward => return Some("back_forward"),
+        NavigationHint::Reload => return Some("reload"),
+        NavigationHint::None => {}
+    }
+    match reason? {
+        "anchorClick" => Some("link_click"),
+        "formSubmissionGet" | "formSubmissionPost" => Some("form_submit"),
+        "httpHeaderRefresh" | "metaTagRefresh" => Some("redirect"),
+        "reload" => Some("reload"),
+        "scriptInitiated" => Some("script"),
+        _ => None,
+    }
+}
+
+/// Collects signals during an action: events for the envelope, and network
+/// counts.
+pub(crate) struct Recorder {
+    tab_id: String,
+    hint: NavigationHint,
+    pub events: Vec<ActionEvent>,
+    /// The page's virtual clock when the action was dispatched; events are
+    /// stamped with it plus the time the page has run since.
+    virtual_start_ms: f64,
+    dispatched: Instant,
+    /// The tab went away during the action.
+    pub closed: bool,
+    network_types: Option<Vec<String>>,
+    started: std::collections::HashSet<String>,
+    completed: u32,
+}
+
+impl Recorder {
+    pub(crate) fn new(
+        tab_id: &str,
+        hint: NavigationHint,
+        network: Option<&NetworkOptions>,
+        virtual_start_ms: f64,
+    ) -> Self {
+        Recorder {
+            tab_id: tab_id.to_string(),
+            hint,
+            events: Vec::new(),
+            virtual_start_ms,
+            dispatched: Instant::now(),
+            closed: false,
+            network_types: network
+                .map(|n| n.types.iter().map(|t| t.to_ascii_lowercase()).collect()),
+            started: Default::default(),
+            completed: 0,
+        }
+    }
+
+    /// Records a signal; returns it for the wait heuristic when it is one.
+    pub(crate) fn record(&mut self, signal: TabSignal) -> Option<WaitSignal> {
+        let now = self.virtual_start_ms + self.dispatched.elapsed().as_secs_f64() * 1000.0;
+        let now = (now * 10.0).round() / 10.0;
+        match signal {
+            TabSignal::Navigated { url, reason } => {
+                let mut data = json!({ "tab_id": self.tab_id, "url": url });
+                if let Some(kind) = navigation_type(reason.as_deref(), self.hint) {
+                    data["navigation_type"] = json!(kind);
+                }
+                self.events.push(ActionEvent {
+                    event_type: "navigation".into(),
+                    virtual_time_ms: now,
+                    data,
+                });
+                None
+            }
+            TabSignal::DialogOpened(dialog) => {
+                self.events.push(ActionEvent {
+                    event_type: "dialog".into(),
+                    virtual_time_ms: now,
+                    data: json!({
+                        "tab_id": self.tab_id,
+                        "dialog_type": dialog.dialog_type,
+                        "message": dialog.message,
+                        "default_prompt": dialog.default_prompt,
+                        "pending": true,
+                    }),
+                });
+                None
+            }
+            TabSignal::Event { event_type, data } => {
+                self.events.push(ActionEvent {
+                    event_type: event_type.into(),
+                    virtual_time_ms: now,
+                    data,
+                });
+                None
+            }
+            TabSignal::Closed { reason } => {
+                self.closed = true;
+                self.events.push(ActionEvent {
+                    event_type: "tab_closed".into(),
+                    virtual_time_ms: now,
+                    data: json!({ "tab_id": self.tab_id, "reason": reason }),
+                });
+                None
+            }
+            TabSignal::Wait(signal) => {
+                match &signal {
+                    WaitSignal::RequestStarted(info) => {
+                        let wanted = self.network_types.as_ref().is_none_or(|t| {
+                            t.is_empty() || t.contains(&info.resource_type.to_ascii_lowercase())
+                        });
+                        if wanted {
+                            self.started.insert(info.id.clone());
+                        }
+                    }
+                    WaitSignal::RequestFinished(id) => {
+                        if self.started.contains(id) {
+                            self.completed += 1;
+                        }
+                    }
+                    _ => {}
+                }
+                Some(signal)
+            }
+        }
+    }
+
+    pub(crate) fn network_summary(
+        &self,
+        options: Option<&NetworkOptions>,
+    ) -> Option<NetworkSummary> {
+        options.map(|_| {
+            let total = self.started.len() as u32;
+            NetworkSummary {
+                total,
+                completed: self.completed.min(total),
+                pending: total.saturating_sub(self.completed),
+                // Calls are saved under a tag once the history store lands.
+                tag: String::new(),
+            }
+        })
+    }
+}
+
+/// Runs the wait heuristic until it is done or the timeout passes.
+pub(crate) async fn wait_for_settle(
+    session: &mut Box<dyn crate::plugin::WaitSession>,
+    mut decision: WaitDecision,
+    rx: &mut tokio::sync::broadcast::Receiver<TabSignal>,
+    recorder: &mut Recorder,
+    timeout: Duration,
+) -> Result<String> {
+    let started = Instant::now();
+    loop {
+        let recheck = match decision {
+            WaitDecision::Done { reason } => return Ok(reason),
+            WaitDecision::Pending { recheck_after_ms } => {
+                Duration::from_millis(recheck_after_ms.clamp(1, 1000) as u64)
+            }
+        };
+        let remaining = timeout.saturating_sub(started.elapsed());
+        if remaining.is_zero() {
+            return Ok("timeout".into());
+        }
+        let mut signals = Vec::new();
+        // Sleep until the recheck time, waking early for a new signal.
+        match tokio::time::timeout(recheck.min(remaining), rx.recv()).await {
+            Ok(Ok(signal)) => signals.extend(recorder.record(signal)),
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
+                tracing::warn!("wait lost {n} signals")
+            }
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
+                return Ok("tab_closed".into());
+            }
+            Err(_) => {}
+        }
+        while let Ok(signal) = rx.try_recv() {
+            signals.extend(recorder.record(signal));
+        }
+        if recorder.closed {
+            return Ok("tab_closed".into());
+        }
+        decision = session
+            .poll(signals, started.elapsed().as_millis() as u64)
+            .await?;
+    }
+}
+
+/// What moved the page when an action scrolls it (the `scroll` event's `source`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScrollSource {
+    Wheel,
+    Keyboard,
+    Script,
+    Drag,
+}
+
+impl ScrollSource {
+    /// The likely source for an action by its name.
+    pub fn for_action(name: &str) -> Self {
+        match name {
+            "scroll" => ScrollSource::Wheel,
+            "drag" => ScrollSource::Drag,
+            n if n == "type" || n.starts_with("keyboard") => ScrollSource::Keyboard,
+            _ => ScrollSource::Script,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            ScrollSource::Wheel => "wheel",
+            ScrollSource::Keyboard => "keyboard",
+            ScrollSource::Script => "script",
+            ScrollSource::Drag => "drag",
+        }
+    }
+}
+
+/// The `scroll` event when the page's scroll position changed.
+pub(super) fn scroll_event(
+    tab_id: &str,
+    before: &ViewportInfo,
+    after: &ViewportInfo,
+    source: ScrollSource,
+    virtual_time_ms: f64,
+) -> Option<ActionEvent> {
+    let (dx, dy) = (
+        after.scroll_x - before.scroll_x,
+        after.scroll_y - before.scroll_y,
+    );
+    if dx.abs() < 0.5 && dy.abs() < 0.5 {
+        return None;
+    }
+    let direction = if dy.abs() >= dx.abs() {
+        if dy > 0.0 { "down" } else { "up" }
+    } else if dx > 0.0 {
+        "right"
+    } else {
+        "left"
+    };
+    let position = ScrollState::from(after);
+    Some(ActionEvent {
+        event_type: "scroll".into(),
+        virtual_time_ms,
+        data: json!({
+            "tab_id": tab_id,
+            "delta": { "x": dx, "y": dy, "direction": direction },
+            "position": {
+                "horizontal_percent": position.horizontal_percent,
+                "vertical_percent": position.vertical_percent,
+                "horizontal_px": position.horizontal_px,
+                "vertical_px": position.vertical_px,
+            },
+            "source": source.as_str(),
+        }),
+    })
+}

@@ -1,0 +1,360 @@
+//! The action loop, whole: every action, built-in or plugin, goes through
+//! [`run`], from taking the tab's turn to the recorded envelope:
+//!
+//! 1. check the options and begin the wait heuristic (nothing has touched
+//!    the page yet), take the tab's turn;
+//! 2. `screenshot_before`: the last after-frame while the page stayed
+//!    frozen since, else a capture;
+//! 3. thaw, dispatch, wait (signals become events); a dispatch or wait
+//!    error refreezes and fails;
+//! 4. freeze, `screenshot_after` (none when a dialog blocks the page or the
+//!    tab closed), the `scroll` event;
+//! 5. record the action (answered or failed) with the flight recorder
+//!    before answering; a tagged action saves its network calls with it.
+//!
+//! The loop sees a tab only through [`ActionTab`], the few things it needs,
+//! so it is tested here on a fake tab.
+
+mod envelope;
+mod events;
+mod options;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+pub use envelope::{ActionEvent, Envelope, NetworkSummary, ScrollState, Timing, TimingParts};
+pub use events::{NavigationHint, ScrollSource};
+pub(crate) use events::{Recorder, wait_for_settle};
+pub use options::{
+    ActionOptions, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, NetworkOptions, OPTION_KEYS, ScreenshotArea,
+    ScreenshotOptions, WaitUntil, action_params,
+};
+
+use crate::capture::{CaptureOptions, CaptureTiming, Screenshot, now_ms};
+use crate::error::{Error, Result};
+use crate::network::NetworkCall;
+use crate::plugin::{PluginRegistry, ViewportInfo};
+use crate::record::{ActionLog, LoggedAction};
+use crate::tab::{CachedFrame, TabSignal};
+
+/// What the action loop needs from a tab, and nothing more.
+#[async_trait]
+pub trait ActionTab: Send + Sync + 'static {
+    fn id(&self) -> &str;
+    /// The tab owner's `userId`: its actions are recorded for that user.
+    fn owner(&self) -> Option<String>;
+    /// One action at a time: the turn is held from before to after.
+    async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>>;
+    /// Any action makes a cached snapshot stale.
+    fn invalidate_snapshot(&self);
+    /// The virtual cursor, drawn on captures.
+    fn pointer(&self) -> Option<(f64, f64)>;
+    /// A JavaScript dialog blocks the page.
+    fn dialog_pending(&self) -> bool;
+    fn last_frame(&self) -> Option<CachedFrame>;
+    fn set_last_frame(&self, frame: Option<CachedFrame>);
+    /// The tab's signals (navigation, dialogs, requests, events, closing).
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TabSignal>;
+    /// Lets the page run (no-op when execution control is off).
+    async fn thaw(&self) -> Result<()>;
+    /// Freezes the page; whether it is frozen now.
+    async fn freeze(&self) -> Result<bool>;
+    /// A screenshot with markup, and the viewport it shows.
+    async fn capture(
+        &self,
+        registry: &dyn PluginRegistry,
+        options: &CaptureOptions,
+    ) -> Result<(Screenshot, ViewportInfo, CaptureTiming)>;
+    /// Scroll state and the page's clock, without a screenshot.
+    async fn viewport(&self) -> Result<(ViewportInfo, f64)>;
+    /// Waits (bounded) for response bodies still being fetched.
+    async fn bodies_settled(&self, limit: Duration);
+    fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall>;
+}
+
+/// What an action does, run between "before" and "wait".
+pub type Dispatch<T = crate::tab::Tab> =
+    Box<dyn FnOnce(Arc<T>) -> futures::future::BoxFuture<'static, Result<Value>> + Send>;
+
+/// What an action is, for the history, and how the loop treats its events.
+#[derive(Debug, Clone)]
+pub struct ActionKind {
+    pub name: String,
+    pub params: Value,
+    pub hint: NavigationHint,
+    pub scroll_source: ScrollSource,
+}
+
+impl ActionKind {
+    pub fn new(name: &str, params: Value) -> Self {
+        ActionKind {
+            name: name.to_string(),
+            params,
+            hint: NavigationHint::None,
+            scroll_source: ScrollSource::for_action(name),
+        }
+    }
+}
+
+/// Runs one action on `tab` and records it in `log`. The action runs in
+/// its own task: a client that hangs up mid-action must not leave the page
+/// thawed or the action half done.
+pub async fn run<T: ActionTab>(
+    tab: Arc<T>,
+    registry: Arc<dyn PluginRegistry>,
+    log: Option<Arc<dyn ActionLog>>,
+    kind: ActionKind,
+    options: ActionOptions,
+    dispatch: Dispatch<T>,
+) -> Result<Envelope> {
+    tab.invalidate_snapshot();
+    let started_ms = now_ms();
+    let outcome = tokio::spawn({
+        let (tab, options, kind) = (tab.clone(), options.clone(), kind.clone());
+        async move { execute(tab, registry.as_ref(), &options, &kind, dispatch).await }
+    })
+    .await
+    .unwrap_or_else(|e| Err(Error::internal(format!("the action task failed: {e}"))));
+    let Some(log) = log else { return outcome };
+    // Tagged network capture: the calls this action started are saved with
+    // it, under the tag, once their bodies are in.
+    let tag = options
+        .network
+        .as_ref()
+        .filter(|n| !n.tag.is_empty() && outcome.is_ok());
+    if tag.is_some() {
+        tab.bodies_settled(Duration::from_secs(2)).await;
+    }
+    let network = tag.map(|n| {
+        (
+            n.tag.clone(),
+            tab.network_calls_since(started_ms as i64, &n.types),
+        )
+    });
+    let logged = LoggedAction {
+        tab_id: tab.id().to_string(),
+        action_type: kind.name,
+        params: kind.params,
+        started_ms,
+        completed_ms: now_ms(),
+        network,
+        user_id: tab.owner(),
+        outcome: match &outcome {
+            Ok(envelope) => Ok(envelope.clone()),
+            Err(err) => Err(err.message.clone()),
+        },
+    };
+    match (outcome, log.record(logged).await) {
+        (Ok(mut envelope), Ok(action_id)) => {
+            envelope.action_id = Some(action_id);
+            if let (Some(summary), Some(network)) = (&mut envelope.network, &options.network) {
+                summary.tag = network.tag.clone();
+            }
+            Ok(envelope)
+        }
+        // The action ran but is not on record: say so rather than answer as
+        // if it were.
+        (Ok(_), Err(err)) => Err(Error::new(
+            err.code,
+            format!("the action ran but could not be recorded: {}", err.message),
+        )),
+        (Err(err), recorded) => {
+            if let Err(log_err) = recorded {
+                tracing::warn!("a failed action could not be recorded: {}", log_err.message);
+            }
+            Err(err)
+        }
+    }
+}
+
+fn ms_since(t: Instant) -> f64 {
+    (t.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0
+}
+
+/// Steps 1 to 4: from the turn to the envelope.
+async fn execute<T: ActionTab>(
+    tab: Arc<T>,
+    registry: &dyn PluginRegistry,
+    options: &ActionOptions,
+    kind: &ActionKind,
+    dispatch: Dispatch<T>,
+) -> Result<Envelope> {
+    let markup = options.markup_tags(registry)?;
+    let capture = options.screenshot.area == ScreenshotArea::Viewport;
+    let wait = registry
+        .wait(&options.wait_until.wait_type)
+        .ok_or_else(|| {
+            let known: Vec<String> = registry.waits().into_iter().map(|w| w.name).collect();
+            Error::invalid(format!(
+                "unknown wait_until.type {:?}; known: {}",
+                options.wait_until.wait_type,
+                known.join(", ")
+            ))
+        })?;
+    // Validates the wait params before anything happens to the page.
+    let (mut session, first_decision) = wait
+        .begin(
+            &options.wait_until.wait_type,
+            options.wait_until.params.clone(),
+        )
+        .await?;
+
+    let _turn = tab
+        .turn(Duration::from_millis(
+            options.wait_until.timeout_ms + 10_000,
+        ))
+        .await?;
+    let total = Instant::now();
+    let mut parts = TimingParts::default();
+    let mut capture_timing = CaptureTiming::default();
+    let capture_options = |tab: &T| CaptureOptions {
+        markup: markup.clone(),
+        cursor: if options.screenshot.cursor {
+            tab.pointer()
+        } else {
+            None
+        },
+    };
+
+    // 1. Before: the frame the agent saw, taken while the page is still
+    // frozen; the last after-frame when the page stayed frozen since.
+    let step = Instant::now();
+    let blocked = tab.dialog_pending();
+    let (before, before_viewport, virtual_start_ms) =
+        match tab.last_frame().filter(|f| f.frozen_since) {
+            Some(frame) if capture || blocked => {
+                let vt = frame.image.virtual_time_ms;
+                (Some(frame.image), frame.viewport, vt)
+            }
+            _ if blocked => (None, ViewportInfo::default(), now_ms()),
+            _ if capture => {
+                let (shot, viewport, t) = tab.capture(registry, &capture_options(&tab)).await?;
+                capture_timing = t;
+                let vt = shot.virtual_time_ms;
+                (Some(shot), viewport, vt)
+            }
+            _ => {
+                let (viewport, vt) = tab.viewport().await?;
+                (None, viewport, vt)
+            }
+        };
+    parts.before_ms = ms_since(step);
+
+    // 2. Thaw, dispatch, wait.
+    let mut rx = tab.subscribe();
+    tab.thaw().await?;
+    let mut recorder = Recorder::new(
+        tab.id(),
+        kind.hint,
+        options.network.as_ref(),
+        virtual_start_ms,
+    );
+    let action_started_ms = now_ms();
+    let step = Instant::now();
+    let result = dispatch(tab.clone()).await;
+    parts.dispatch_ms = ms_since(step);
+    let action_completed_ms = now_ms();
+    let result = match result {
+        Ok(value) => value,
+        Err(err) => {
+            tab.freeze().await.ok();
+            return Err(err);
+        }
+    };
+
+    let step = Instant::now();
+    let timeout = Duration::from_millis(options.wait_until.timeout_ms);
+    let wait_reason = match wait_for_settle(
+        &mut session,
+        first_decision,
+        &mut rx,
+        &mut recorder,
+        timeout,
+    )
+    .await
+    {
+        Ok(reason) => reason,
+        Err(err) => {
+            tab.freeze().await.ok();
+            return Err(err);
+        }
+    };
+    while let Ok(signal) = rx.try_recv() {
+        recorder.record(signal);
+    }
+    parts.wait_ms = ms_since(step);
+    let wait_completed_ms = now_ms();
+
+    // 3. Freeze, then the after frame.
+    let frozen = if recorder.closed {
+        false
+    } else {
+        tab.freeze().await?
+    };
+    let step = Instant::now();
+    let dialog_open = tab.dialog_pending();
+    let (after, viewport) = if recorder.closed || dialog_open {
+        // A closed tab has no page; a dialog blocks the page's script, so
+        // there is no layout to read.
+        tab.set_last_frame(None);
+        (None, before_viewport.clone())
+    } else if capture {
+        let (shot, viewport, t) = tab.capture(registry, &capture_options(&tab)).await?;
+        capture_timing.capture_ms += t.capture_ms;
+        capture_timing.markup_ms += t.markup_ms;
+        capture_timing.encode_ms += t.encode_ms;
+        tab.set_last_frame(Some(CachedFrame {
+            image: shot.clone(),
+            viewport: viewport.clone(),
+            frozen_since: frozen,
+        }));
+        (Some(shot), viewport)
+    } else {
+        tab.set_last_frame(None);
+        (None, tab.viewport().await?.0)
+    };
+    parts.after_ms = ms_since(step);
+    parts.capture_ms = capture_timing.capture_ms;
+    parts.markup_ms = capture_timing.markup_ms;
+    parts.encode_ms = capture_timing.encode_ms;
+
+    let virtual_end_ms = after
+        .as_ref()
+        .map(|s| s.virtual_time_ms)
+        .unwrap_or_else(|| virtual_start_ms + parts.dispatch_ms + parts.wait_ms);
+    let network = recorder.network_summary(options.network.as_ref());
+    let closed = recorder.closed;
+    let mut events = recorder.events;
+    if !closed && !dialog_open {
+        events.extend(events::scroll_event(
+            tab.id(),
+            &before_viewport,
+            &viewport,
+            kind.scroll_source,
+            virtual_end_ms,
+        ));
+    }
+    Ok(Envelope {
+        result,
+        screenshot_before: before,
+        screenshot_after: after,
+        scroll: ScrollState::from(&viewport),
+        network,
+        action_id: None,
+        events,
+        timing: Timing {
+            action_started_ms,
+            action_completed_ms,
+            wait_completed_ms,
+            duration_ms: ms_since(total),
+            wait_reason,
+            parts,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,256 @@
+//! The options every action takes (`wait_until`, `screenshot`, `network`),
+//! read the same way for every frontend, and an action's params.
+
+use serde_json::{Map, Value, json};
+
+use crate::capture::DEFAULT_MARKUP;
+use crate::error::{Error, Result};
+use crate::plugin::PluginRegistry;
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+pub const MAX_TIMEOUT_MS: u64 = 300_000;
+
+#[derive(Debug, Clone)]
+pub struct WaitUntil {
+    pub wait_type: String,
+    pub timeout_ms: u64,
+    /// The whole `wait_until` object, passed to the heuristic.
+    pub params: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScreenshotArea {
+    None,
+    Viewport,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScreenshotOptions {
+    pub area: ScreenshotArea,
+    /// Tags to draw; `None` means every registered tag.
+    pub markup: Option<Vec<String>>,
+    pub disable_markup: Vec<String>,
+    pub cursor: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct NetworkOptions {
+    pub tag: String,
+    pub types: Vec<String>,
+}
+
+/// The standard request envelope's options.
+#[derive(Debug, Clone)]
+pub struct ActionOptions {
+    pub wait_until: WaitUntil,
+    pub screenshot: ScreenshotOptions,
+    pub network: Option<NetworkOptions>,
+}
+
+/// Request keys that are options, not action params.
+pub const OPTION_KEYS: &[&str] = &[
+    "wait_until",
+    "screenshot",
+    "network",
+    "action_params",
+    "userId",
+];
+
+fn string_list(value: &Value, field: &str) -> Result<Vec<String>> {
+    match value {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| Error::invalid(format!("{field} must be a list of strings")))
+            })
+            .collect(),
+        _ => Err(Error::invalid(format!("{field} must be a list of strings"))),
+    }
+}
+
+impl ActionOptions {
+    pub fn with_wait(wait_type: &str) -> Self {
+        let mut options = ActionOptions::from_request(&Value::Null, "action_complete")
+            .expect("defaults are valid");
+        options.wait_until.wait_type = wait_type.to_string();
+        options
+    }
+
+    /// Reads the options from a request body; `default_wait` applies when the
+    /// body has no `wait_until.type`.
+    pub fn from_request(body: &Value, default_wait: &str) -> Result<Self> {
+        let wait = body.get("wait_until").cloned().unwrap_or(Value::Null);
+        if !(wait.is_null() || wait.is_object()) {
+            return Err(Error::invalid("wait_until must be an object"));
+        }
+        let wait_type = match wait.get("type") {
+            None | Some(Value::Null) => default_wait.to_string(),
+            Some(Value::String(s)) => s.clone(),
+            Some(_) => return Err(Error::invalid("wait_until.type must be a string")),
+        };
+        let timeout_ms = match wait.get("timeout_ms") {
+            None | Some(Value::Null) => DEFAULT_TIMEOUT_MS,
+            Some(v) => v.as_u64().filter(|t| *t <= MAX_TIMEOUT_MS).ok_or_else(|| {
+                Error::invalid(format!(
+                    "wait_until.timeout_ms must be an integer from 0 to {MAX_TIMEOUT_MS}"
+                ))
+            })?,
+        };
+        let mut params = if wait.is_object() {
+            wait.clone()
+        } else {
+            json!({})
+        };
+        params["type"] = Value::String(wait_type.clone());
+
+        let shot = body.get("screenshot").cloned().unwrap_or(Value::Null);
+        if !(shot.is_null() || shot.is_object()) {
+            return Err(Error::invalid("screenshot must be an object"));
+        }
+        let area = match shot.get("area").and_then(Value::as_str) {
+            None | Some("viewport") => ScreenshotArea::Viewport,
+            Some("none") => ScreenshotArea::None,
+            Some(other) => {
+                return Err(Error::invalid(format!(
+                    "screenshot.area must be \"viewport\" or \"none\", not {other:?}"
+                )));
+            }
+        };
+        let cursor = match shot.get("cursor") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(Error::invalid("screenshot.cursor must be a boolean")),
+        };
+        if let Some(format) = shot.get("format").and_then(Value::as_str) {
+            if format != "webp" {
+                return Err(Error::invalid(
+                    "screenshot.format: screenshots are always webp",
+                ));
+            }
+        }
+        let markup = match shot.get("markup") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(string_list(v, "screenshot.markup")?),
+        };
+        let disable_markup = string_list(
+            shot.get("disable_markup").unwrap_or(&Value::Null),
+            "screenshot.disable_markup",
+        )?;
+
+        let network = match body.get("network") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(n)) => Some(NetworkOptions {
+                tag: match n.get("tag") {
+                    None | Some(Value::Null) => String::new(),
+                    Some(Value::String(s)) => s.clone(),
+                    Some(_) => return Err(Error::invalid("network.tag must be a string")),
+                },
+                types: string_list(n.get("types").unwrap_or(&Value::Null), "network.types")?,
+            }),
+            Some(_) => return Err(Error::invalid("network must be an object")),
+        };
+        Ok(ActionOptions {
+            wait_until: WaitUntil {
+                wait_type,
+                timeout_ms,
+                params,
+            },
+            screenshot: ScreenshotOptions {
+                area,
+                markup,
+                disable_markup,
+                cursor,
+            },
+            network,
+        })
+    }
+
+    /// The markup tags to draw, checked against what the plugins provide.
+    pub fn markup_tags(&self, registry: &dyn PluginRegistry) -> Result<Vec<String>> {
+        let known = registry.markup_tags();
+        for tag in self
+            .screenshot
+            .disable_markup
+            .iter()
+            .chain(self.screenshot.markup.iter().flatten())
+        {
+            if !known.contains(tag) {
+                return Err(Error::invalid(format!(
+                    "unknown markup tag {tag:?}; known tags: {}",
+                    known.join(", ")
+                )));
+            }
+        }
+        let base: Vec<String> = match &self.screenshot.markup {
+            Some(tags) => tags.clone(),
+            None => {
+                // ABP's five first, in their order, then plugin tags.
+                let mut tags: Vec<String> = DEFAULT_MARKUP
+                    .iter()
+                    .map(|t| t.to_string())
+                    .filter(|t| known.contains(t))
+                    .collect();
+                tags.extend(
+                    known
+                        .iter()
+                        .filter(|t| !DEFAULT_MARKUP.contains(&t.as_str()))
+                        .cloned(),
+                );
+                tags
+            }
+        };
+        Ok(base
+            .into_iter()
+            .filter(|t| !self.screenshot.disable_markup.contains(t))
+            .collect())
+    }
+}
+
+/// Action params: `action_params` when given, else the body minus options.
+pub fn action_params(body: &Value) -> Value {
+    if let Some(params) = body.get("action_params").filter(|p| p.is_object()) {
+        return params.clone();
+    }
+    let mut params = Map::new();
+    if let Value::Object(fields) = body {
+        for (k, v) in fields {
+            if !OPTION_KEYS.contains(&k.as_str()) {
+                params.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn options_default_and_validate() {
+        let o = ActionOptions::from_request(&json!({}), "action_complete").unwrap();
+        assert_eq!(o.wait_until.wait_type, "action_complete");
+        assert_eq!(o.wait_until.timeout_ms, DEFAULT_TIMEOUT_MS);
+        assert!(o.screenshot.cursor);
+        let err =
+            ActionOptions::from_request(&json!({"screenshot": {"area": "page"}}), "immediate")
+                .unwrap_err();
+        assert!(err.message.contains("screenshot.area"));
+        let err =
+            ActionOptions::from_request(&json!({"wait_until": {"timeout_ms": -1}}), "immediate")
+                .unwrap_err();
+        assert!(err.message.contains("timeout_ms"));
+    }
+
+    #[test]
+    fn params_strip_options() {
+        let p = action_params(&json!({"x": 1, "wait_until": {}, "screenshot": {}}));
+        assert_eq!(p, json!({"x": 1}));
+        let p = action_params(&json!({"action_params": {"y": 2}, "x": 1}));
+        assert_eq!(p, json!({"y": 2}));
+    }
+}
