@@ -1358,6 +1358,25 @@ fn the_openapi_document_validates_and_lists_every_route_the_readme_names() {
             doc["paths"]["/tabs/{tab_id}/navigate"]["post"]["x-mcp-tool"],
             "browser_navigate"
         );
+        // The envelope's events are typed: every event type is in the schema.
+        let envelope =
+            doc["paths"]["/tabs/{tab_id}/navigate"]["post"]["responses"]["200"].to_string();
+        for kind in [
+            "navigation",
+            "dialog",
+            "file_chooser",
+            "select_open",
+            "popup",
+            "download_completed",
+            "scroll",
+            "tab_closed",
+        ] {
+            assert!(
+                envelope.contains(&format!("\\\"{kind}\\\""))
+                    || envelope.contains(&format!("\"{kind}\"")),
+                "{kind} in the envelope schema"
+            );
+        }
     });
 }
 

@@ -25,9 +25,9 @@ impl ActionLog for HistoryLog {
                         .iter()
                         .map(|e| NewEvent {
                             tab_id: action.tab_id.clone(),
-                            event_type: e.event_type.clone(),
+                            event_type: e.kind().to_string(),
                             virtual_time_ms: Some(e.virtual_time_ms as i64),
-                            data: e.data.clone(),
+                            data: e.event.data(),
                             user_id: None, // the action's, set by the store
                         })
                         .collect();

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+use crate::events::{self, TabEvent};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -67,25 +69,25 @@ impl Download {
         value
     }
 
-    pub fn started_event(&self) -> Value {
-        json!({
-            "download_id": self.id,
-            "tab_id": self.tab_id,
-            "url": self.url,
-            "filename": self.filename,
-            "mime_type": self.mime_type,
-            "total_bytes": self.total_bytes,
+    pub fn started_event(&self) -> TabEvent {
+        TabEvent::DownloadStarted(events::DownloadStarted {
+            download_id: self.id.clone(),
+            tab_id: self.tab_id.clone(),
+            url: self.url.clone(),
+            filename: self.filename.clone(),
+            mime_type: self.mime_type.clone(),
+            total_bytes: self.total_bytes,
         })
     }
 
-    pub fn completed_event(&self) -> Value {
-        json!({
-            "download_id": self.id,
-            "tab_id": self.tab_id,
-            "path": self.path,
-            "filename": self.filename,
-            "bytes_received": self.bytes_received,
-            "mime_type": self.mime_type,
+    pub fn completed_event(&self) -> TabEvent {
+        TabEvent::DownloadCompleted(events::DownloadCompleted {
+            download_id: self.id.clone(),
+            tab_id: self.tab_id.clone(),
+            path: self.path.clone(),
+            filename: self.filename.clone(),
+            bytes_received: self.bytes_received,
+            mime_type: self.mime_type.clone(),
         })
     }
 }

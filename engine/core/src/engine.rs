@@ -26,6 +26,7 @@ use crate::caller::Caller;
 use crate::capture::{CaptureOptions, Screenshot, now_ms, take_screenshot};
 use crate::downloads::{Download, DownloadState, mime_from_name, safe_file_name, unique_path};
 use crate::error::{Error, ErrorCode, Result};
+use crate::events::{self, TabEvent};
 use crate::execution::{self, DriverKind, ExecutionState};
 use crate::plugin::{ActionContext, PageHost, PluginRegistry};
 use crate::record::ActionLog;
@@ -543,15 +544,12 @@ impl Engine {
             }
             _ => "tab",
         };
-        source.emit(TabSignal::Event {
-            event_type: "popup",
-            data: json!({
-                "source_tab_id": source.id,
-                "new_tab_id": tab.id,
-                "url": url,
-                "popup_type": popup_type,
-            }),
-        });
+        source.emit(TabSignal::Event(TabEvent::Popup(events::Popup {
+            source_tab_id: source.id.clone(),
+            new_tab_id: tab.id.clone(),
+            url,
+            popup_type: popup_type.to_string(),
+        })));
         if self.config.pause {
             execution::enable(&tab, None).await?;
             self.first_load(&tab, None).await?;
@@ -635,7 +633,7 @@ impl Engine {
             d.total_bytes = e.total_bytes.max(0.0) as u64;
             if !d.announced {
                 d.announced = true;
-                signals.push(("download_started", d.started_event()));
+                signals.push(d.started_event());
             }
             match e.state {
                 DownloadProgressState::InProgress => {}
@@ -655,7 +653,7 @@ impl Engine {
                             d.path = in_flight.display().to_string();
                         }
                     }
-                    signals.push(("download_completed", d.completed_event()));
+                    signals.push(d.completed_event());
                 }
                 DownloadProgressState::Canceled => {
                     if d.state == DownloadState::InProgress {
@@ -673,8 +671,8 @@ impl Engine {
             d.tab_id.clone()
         };
         if let Some(tab) = self.any_tab(&tab_id) {
-            for (event_type, data) in signals {
-                tab.emit(TabSignal::Event { event_type, data });
+            for event in signals {
+                tab.emit(TabSignal::Event(event));
             }
         }
     }
@@ -1272,8 +1270,11 @@ impl Engine {
             tab.remove_file_chooser(chooser_id);
             let event = report_event(
                 &tab,
-                "file_chooser_cancelled",
-                json!({ "id": chooser.id, "tab_id": tab.id, "chooser_type": chooser.chooser_type }),
+                TabEvent::FileChooserCancelled(events::FileChooserCancelled {
+                    id: chooser.id.clone(),
+                    tab_id: tab.id.clone(),
+                    chooser_type: chooser.chooser_type.to_string(),
+                }),
             )
             .await;
             return Ok(json!({ "success": true, "cancelled": true, "events": [event] }));
@@ -1325,8 +1326,12 @@ impl Engine {
         tab.set_last_frame(None);
         let event = report_event(
             &tab,
-            "file_selected",
-            json!({ "id": chooser.id, "tab_id": tab.id, "chooser_type": chooser.chooser_type, "files": absolute }),
+            TabEvent::FileSelected(events::FileSelected {
+                id: chooser.id.clone(),
+                tab_id: tab.id.clone(),
+                chooser_type: chooser.chooser_type.to_string(),
+                files: absolute,
+            }),
         )
         .await;
         Ok(json!({ "success": true, "events": [event] }))
@@ -1509,16 +1514,17 @@ const CURL_JS: &str = r#"async (req) => {
 /// An event that happens outside any action (answering a file chooser): sent
 /// to whoever watches the tab and returned in the response, stamped with the
 /// page's clock.
-async fn report_event(tab: &Tab, event_type: &'static str, data: Value) -> Value {
+async fn report_event(tab: &Tab, event: TabEvent) -> Value {
     let virtual_time_ms = tab
         .evaluate_json("Date.now()")
         .await
         .ok()
         .and_then(|v| v.as_f64())
         .unwrap_or_else(now_ms);
-    tab.emit(TabSignal::Event {
-        event_type,
-        data: data.clone(),
-    });
-    json!({ "type": event_type, "virtual_time_ms": virtual_time_ms, "data": data })
+    tab.emit(TabSignal::Event(event.clone()));
+    serde_json::to_value(events::StampedEvent {
+        event,
+        virtual_time_ms,
+    })
+    .unwrap_or_default()
 }

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod downloads;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod execution;
 pub mod ids;
 pub mod keys;

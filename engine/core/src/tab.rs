@@ -61,12 +61,9 @@ pub enum TabSignal {
         reason: Option<String>,
     },
     DialogOpened(PendingDialog),
-    /// An envelope event other than navigation and dialog (file_chooser,
-    /// select_open, popup, download_*, file_selected, ...).
-    Event {
-        event_type: &'static str,
-        data: Value,
-    },
+    /// An envelope event other than navigation, dialog and tab_closed
+    /// (file_chooser, select_open, popup, download_*, file_selected, ...).
+    Event(crate::events::TabEvent),
     /// The tab's target is gone (script `window.close()`, crash, API).
     Closed {
         reason: &'static str,
@@ -511,16 +508,15 @@ impl Tab {
                 // One pending popup per element: a second open replaces the first.
                 state.selects.retain(|s| s.token != select.token);
                 state.selects.push(select.clone());
-                Some(TabSignal::Event {
-                    event_type: "select_open",
-                    data: serde_json::json!({
-                        "id": select.id,
-                        "tab_id": self.id,
-                        "multiple": select.multiple,
-                        "options": options,
-                        "pending": true,
-                    }),
-                })
+                Some(TabSignal::Event(crate::events::TabEvent::SelectOpen(
+                    crate::events::SelectOpen {
+                        id: select.id.clone(),
+                        tab_id: self.id.clone(),
+                        multiple: select.multiple,
+                        options,
+                        pending: true,
+                    },
+                )))
             }
             RawEvent::BindingCalled(_) => None,
         };
@@ -805,17 +801,16 @@ impl Tab {
                 }
             }
         }
-        self.emit(TabSignal::Event {
-            event_type: "file_chooser",
-            data: serde_json::json!({
-                "id": chooser.id,
-                "tab_id": self.id,
-                "chooser_type": chooser.chooser_type,
-                "accepts": accepts_from_attribute(&accept),
-                "multiple": chooser.chooser_type == "open_multiple",
-                "pending": true,
-            }),
-        });
+        self.emit(TabSignal::Event(crate::events::TabEvent::FileChooser(
+            crate::events::FileChooser {
+                id: chooser.id.clone(),
+                tab_id: self.id.clone(),
+                multiple: chooser.chooser_type == "open_multiple",
+                chooser_type: chooser.chooser_type.to_string(),
+                accepts: accepts_from_attribute(&accept),
+                pending: true,
+            },
+        )));
     }
 
     pub fn pending_file_chooser(&self, id: &str) -> Option<PendingFileChooser> {

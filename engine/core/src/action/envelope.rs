@@ -41,13 +41,8 @@ impl From<&ViewportInfo> for ScrollState {
     }
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ActionEvent {
-    #[serde(rename = "type")]
-    pub event_type: String,
-    pub virtual_time_ms: f64,
-    pub data: Value,
-}
+/// An event of the action, stamped with the page's clock (see `events.rs`).
+pub type ActionEvent = crate::events::StampedEvent;
 
 /// Where an action's time went, in milliseconds (wabp addition).
 #[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]

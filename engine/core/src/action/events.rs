@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use crate::events::{self, TabEvent};
 
 use super::envelope::{ActionEvent, NetworkSummary, ScrollState};
 use super::options::NetworkOptions;
@@ -74,52 +74,56 @@ impl Recorder {
         }
     }
 
+    fn push(&mut self, event: TabEvent, virtual_time_ms: f64) {
+        self.events.push(ActionEvent {
+            event,
+            virtual_time_ms,
+        });
+    }
+
     /// Records a signal; returns it for the wait heuristic when it is one.
     pub(crate) fn record(&mut self, signal: TabSignal) -> Option<WaitSignal> {
         let now = self.virtual_start_ms + self.dispatched.elapsed().as_secs_f64() * 1000.0;
         let now = (now * 10.0).round() / 10.0;
         match signal {
             TabSignal::Navigated { url, reason } => {
-                let mut data = json!({ "tab_id": self.tab_id, "url": url });
-                if let Some(kind) = navigation_type(reason.as_deref(), self.hint) {
-                    data["navigation_type"] = json!(kind);
-                }
-                self.events.push(ActionEvent {
-                    event_type: "navigation".into(),
-                    virtual_time_ms: now,
-                    data,
-                });
+                self.push(
+                    TabEvent::Navigation(events::Navigation {
+                        tab_id: self.tab_id.clone(),
+                        url,
+                        navigation_type: navigation_type(reason.as_deref(), self.hint)
+                            .map(str::to_string),
+                    }),
+                    now,
+                );
                 None
             }
             TabSignal::DialogOpened(dialog) => {
-                self.events.push(ActionEvent {
-                    event_type: "dialog".into(),
-                    virtual_time_ms: now,
-                    data: json!({
-                        "tab_id": self.tab_id,
-                        "dialog_type": dialog.dialog_type,
-                        "message": dialog.message,
-                        "default_prompt": dialog.default_prompt,
-                        "pending": true,
+                self.push(
+                    TabEvent::Dialog(events::Dialog {
+                        tab_id: self.tab_id.clone(),
+                        dialog_type: dialog.dialog_type,
+                        message: dialog.message,
+                        default_prompt: dialog.default_prompt,
+                        pending: true,
                     }),
-                });
+                    now,
+                );
                 None
             }
-            TabSignal::Event { event_type, data } => {
-                self.events.push(ActionEvent {
-                    event_type: event_type.into(),
-                    virtual_time_ms: now,
-                    data,
-                });
+            TabSignal::Event(event) => {
+                self.push(event, now);
                 None
             }
             TabSignal::Closed { reason } => {
                 self.closed = true;
-                self.events.push(ActionEvent {
-                    event_type: "tab_closed".into(),
-                    virtual_time_ms: now,
-                    data: json!({ "tab_id": self.tab_id, "reason": reason }),
-                });
+                self.push(
+                    TabEvent::TabClosed(events::TabClosed {
+                        tab_id: self.tab_id.clone(),
+                        reason: reason.to_string(),
+                    }),
+                    now,
+                );
                 None
             }
             TabSignal::Wait(signal) => {
@@ -259,18 +263,21 @@ pub(super) fn scroll_event(
     };
     let position = ScrollState::from(after);
     Some(ActionEvent {
-        event_type: "scroll".into(),
-        virtual_time_ms,
-        data: json!({
-            "tab_id": tab_id,
-            "delta": { "x": dx, "y": dy, "direction": direction },
-            "position": {
-                "horizontal_percent": position.horizontal_percent,
-                "vertical_percent": position.vertical_percent,
-                "horizontal_px": position.horizontal_px,
-                "vertical_px": position.vertical_px,
+        event: TabEvent::Scroll(events::Scroll {
+            tab_id: tab_id.to_string(),
+            delta: events::ScrollDelta {
+                x: dx,
+                y: dy,
+                direction: direction.to_string(),
             },
-            "source": source.as_str(),
+            position: events::ScrollPosition {
+                horizontal_percent: position.horizontal_percent,
+                vertical_percent: position.vertical_percent,
+                horizontal_px: position.horizontal_px,
+                vertical_px: position.vertical_px,
+            },
+            source: source.as_str().to_string(),
         }),
+        virtual_time_ms,
     })
 }

@@ -258,7 +258,7 @@ fn event_types(envelope: &Envelope) -> Vec<String> {
     envelope
         .events
         .iter()
-        .map(|e| e.event_type.clone())
+        .map(|e| e.kind().to_string())
         .collect()
 }
 
@@ -395,7 +395,7 @@ async fn a_dialog_opened_mid_action_is_an_event_and_blocks_the_after_frame() {
         .await
         .unwrap();
     assert_eq!(event_types(&envelope), ["dialog"]);
-    assert_eq!(envelope.events[0].data["message"], "Hello");
+    assert_eq!(envelope.events[0].event.data()["message"], "Hello");
     assert!(
         envelope.screenshot_after.is_none(),
         "a dialog blocks the page"

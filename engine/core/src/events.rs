@@ -1,0 +1,252 @@
+//! The catalogue of events a client can get: in an action's envelope
+//! (`events`), in an answer outside actions (a file chooser's), and in the
+//! history. Each variant is one event type with its data; the JSON is
+//! `{"type": "<snake_case name>", "data": {...}}`, plus `virtual_time_ms`
+//! where it is stamped ([`StampedEvent`]).
+//!
+//! To add an event: a variant and its data struct here, emitted with
+//! `TabSignal::Event(TabEvent::...)` where it happens; the envelope, the
+//! history and the OpenAPI document follow.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+/// Every event, by type.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum TabEvent {
+    /// The main frame committed a new document.
+    Navigation(Navigation),
+    /// A JavaScript dialog opened; it blocks the page until answered.
+    Dialog(Dialog),
+    /// The page opened a file chooser; answer it with `POST /file-chooser/{id}`.
+    FileChooser(FileChooser),
+    /// Files were chosen for a file chooser.
+    FileSelected(FileSelected),
+    /// A file chooser was cancelled.
+    FileChooserCancelled(FileChooserCancelled),
+    /// The page opened a `<select>` popup; answer it with `POST /select/{id}`.
+    SelectOpen(SelectOpen),
+    /// The page opened a new tab or window.
+    Popup(Popup),
+    /// A download began (sent with its first progress report).
+    DownloadStarted(DownloadStarted),
+    /// A download finished and is in the downloads folder.
+    DownloadCompleted(DownloadCompleted),
+    /// The page's scroll position moved during the action.
+    Scroll(Scroll),
+    /// The tab went away (closed by a script, the API or a session's end).
+    TabClosed(TabClosed),
+}
+
+impl TabEvent {
+    /// The event's type, as clients see it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TabEvent::Navigation(_) => "navigation",
+            TabEvent::Dialog(_) => "dialog",
+            TabEvent::FileChooser(_) => "file_chooser",
+            TabEvent::FileSelected(_) => "file_selected",
+            TabEvent::FileChooserCancelled(_) => "file_chooser_cancelled",
+            TabEvent::SelectOpen(_) => "select_open",
+            TabEvent::Popup(_) => "popup",
+            TabEvent::DownloadStarted(_) => "download_started",
+            TabEvent::DownloadCompleted(_) => "download_completed",
+            TabEvent::Scroll(_) => "scroll",
+            TabEvent::TabClosed(_) => "tab_closed",
+        }
+    }
+
+    /// The event's data as JSON.
+    pub fn data(&self) -> Value {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|mut v| v.get_mut("data").map(Value::take))
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// An event stamped with the page's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct StampedEvent {
+    #[serde(flatten)]
+    pub event: TabEvent,
+    /// The page's (virtual) clock when it happened, ms since the epoch.
+    pub virtual_time_ms: f64,
+}
+
+impl StampedEvent {
+    pub fn kind(&self) -> &'static str {
+        self.event.kind()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Navigation {
+    pub tab_id: String,
+    pub url: String,
+    /// `link_click`, `form_submit`, `back_forward`, `reload`, `redirect`,
+    /// `script`, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub navigation_type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Dialog {
+    pub tab_id: String,
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub dialog_type: String,
+    pub message: String,
+    pub default_prompt: String,
+    /// Waiting for an answer (`POST /tabs/{id}/dialog/accept|dismiss`).
+    pub pending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FileChooser {
+    pub id: String,
+    pub tab_id: String,
+    /// `open`, `open_multiple` or `save`.
+    pub chooser_type: String,
+    /// What the input accepts: `[{"description", "extensions": [...]}]`.
+    pub accepts: Value,
+    pub multiple: bool,
+    pub pending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FileSelected {
+    pub id: String,
+    pub tab_id: String,
+    pub chooser_type: String,
+    /// The absolute paths chosen.
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct FileChooserCancelled {
+    pub id: String,
+    pub tab_id: String,
+    pub chooser_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SelectOpen {
+    pub id: String,
+    pub tab_id: String,
+    pub multiple: bool,
+    /// The options: `{index, value, text, selected, disabled}` each.
+    pub options: Value,
+    pub pending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Popup {
+    pub source_tab_id: String,
+    pub new_tab_id: String,
+    pub url: String,
+    /// `tab` or `window` (sized or positioned).
+    pub popup_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DownloadStarted {
+    pub download_id: String,
+    pub tab_id: String,
+    pub url: String,
+    pub filename: String,
+    pub mime_type: String,
+    pub total_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DownloadCompleted {
+    pub download_id: String,
+    pub tab_id: String,
+    pub path: String,
+    pub filename: String,
+    pub bytes_received: u64,
+    pub mime_type: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ScrollDelta {
+    pub x: f64,
+    pub y: f64,
+    /// `up`, `down`, `left` or `right`.
+    pub direction: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ScrollPosition {
+    pub horizontal_percent: f64,
+    pub vertical_percent: f64,
+    pub horizontal_px: f64,
+    pub vertical_px: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Scroll {
+    pub tab_id: String,
+    pub delta: ScrollDelta,
+    pub position: ScrollPosition,
+    /// `wheel`, `keyboard`, `script` or `drag`.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct TabClosed {
+    pub tab_id: String,
+    /// `script`, `user` (the API) or `session_closed`.
+    pub reason: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_serialize_as_type_data_and_time() {
+        let event = StampedEvent {
+            event: TabEvent::TabClosed(TabClosed {
+                tab_id: "tab_1".into(),
+                reason: "script".into(),
+            }),
+            virtual_time_ms: 12.5,
+        };
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({ "type": "tab_closed", "data": { "tab_id": "tab_1", "reason": "script" }, "virtual_time_ms": 12.5 })
+        );
+        assert_eq!(event.kind(), "tab_closed");
+        assert_eq!(event.event.data()["reason"], "script");
+        let nav = TabEvent::Navigation(Navigation {
+            tab_id: "t".into(),
+            url: "u".into(),
+            navigation_type: None,
+        });
+        assert_eq!(nav.data(), json!({ "tab_id": "t", "url": "u" }));
+    }
+
+    #[test]
+    fn every_type_is_in_the_schema() {
+        let schema = serde_json::to_string(&schemars::schema_for!(StampedEvent)).unwrap();
+        for kind in [
+            "navigation",
+            "dialog",
+            "file_chooser",
+            "file_selected",
+            "file_chooser_cancelled",
+            "select_open",
+            "popup",
+            "download_started",
+            "download_completed",
+            "scroll",
+            "tab_closed",
+        ] {
+            assert!(schema.contains(&format!("\"{kind}\"")), "{kind}");
+        }
+    }
+}
