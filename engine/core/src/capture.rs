@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Stroke, StrokeDash, Transform};
 
+use crate::clock::page_clock;
 use crate::error::{Error, Result};
 use crate::plugin::{Color, MarkupElement, PluginRegistry, Rect, Shape, ViewportInfo};
 use crate::refs::numbering_prelude;
@@ -150,35 +151,6 @@ fn parse_element(v: &Value) -> Option<MarkupElement> {
         scrollable: flag("scrollable"),
         focused: flag("focused"),
     })
-}
-
-pub fn decode_png(png: &[u8]) -> Result<Pixmap> {
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
-    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
-    let mut reader = decoder
-        .read_info()
-        .map_err(|e| Error::internal(format!("png: {e}")))?;
-    let mut buf = vec![0; reader.output_buffer_size().unwrap_or(0)];
-    let info = reader
-        .next_frame(&mut buf)
-        .map_err(|e| Error::internal(format!("png: {e}")))?;
-    buf.truncate(info.buffer_size());
-    let rgba = match info.color_type {
-        png::ColorType::Rgba => buf,
-        png::ColorType::Rgb => buf
-            .chunks_exact(3)
-            .flat_map(|p| [p[0], p[1], p[2], 255])
-            .collect(),
-        other => {
-            return Err(Error::internal(format!(
-                "unexpected screenshot colour type {other:?}"
-            )));
-        }
-    };
-    let size = tiny_skia::IntSize::from_wh(info.width, info.height)
-        .ok_or_else(|| Error::internal("empty screenshot"))?;
-    // Screenshots are opaque, so straight and premultiplied alpha agree.
-    Pixmap::from_vec(rgba, size).ok_or_else(|| Error::internal("screenshot size mismatch"))
 }
 
 /// Asks the renderers for shapes, one call per renderer for all its tags.
@@ -415,21 +387,6 @@ pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
         .encode_advanced(&config)
         .map_err(|e| Error::internal(format!("webp encode: {e:?}")))?;
     Ok(memory.to_vec())
-}
-
-/// The `now` field page-side helpers report, or the wall clock.
-pub fn page_clock(value: &Value) -> f64 {
-    value
-        .get("now")
-        .and_then(Value::as_f64)
-        .unwrap_or_else(now_ms)
-}
-
-pub fn now_ms() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64() * 1000.0)
-        .unwrap_or(0.0)
 }
 
 /// One full screenshot: frame + layout (concurrently), markup, cursor, WebP.

@@ -42,8 +42,8 @@ use tiny_skia::Pixmap;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::capture::decode_png;
 use crate::error::{Error, Result};
+use crate::image::decode_png;
 use crate::tab::Tab;
 
 /// How often the clock task grants virtual time (and, for deterministic tabs,
@@ -195,7 +195,7 @@ pub async fn enable(tab: &Tab, initial_virtual_time: Option<f64>) -> Result<()> 
             .await
             .ok()
             .and_then(|v| v.as_f64())
-            .unwrap_or_else(crate::capture::now_ms),
+            .unwrap_or_else(crate::clock::now_ms),
     });
     exec.enabled = true;
     exec.paused = true;

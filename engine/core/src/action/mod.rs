@@ -33,7 +33,8 @@ pub use options::{
     ScreenshotOptions, WaitUntil, action_params,
 };
 
-use crate::capture::{CaptureOptions, CaptureTiming, Screenshot, now_ms};
+use crate::capture::{CaptureOptions, CaptureTiming, Screenshot};
+use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::network::NetworkCall;
 use crate::plugin::{PluginRegistry, ViewportInfo};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use base64::Engine as _;
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, ResolveNodeParams};
+use chromiumoxide::cdp::browser_protocol::dom::ResolveNodeParams;
 use chromiumoxide::cdp::browser_protocol::emulation::{
     EventVirtualTimeBudgetExpired, SetTouchEmulationEnabledParams,
 };
@@ -35,12 +35,18 @@ use chromiumoxide::cdp::js_protocol::runtime::{
     AddBindingParams, CallFunctionOnParams, EvaluateParams, EventBindingCalled, ExecutionContextId,
 };
 use futures::stream::{BoxStream, StreamExt};
-use serde::Serialize;
 use serde_json::Value;
 use tiny_skia::Pixmap;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+pub mod prompts;
+pub mod refs;
+pub mod snapshot;
+
+pub use prompts::{PendingDialog, PendingFileChooser, PendingSelect, Prompts};
+
+use crate::clock::now_ms_i64;
 use crate::error::{Error, ErrorCode, Result};
 use crate::execution::{DriverKind, Execution};
 use crate::keys::key_definition;
@@ -70,13 +76,6 @@ pub enum TabSignal {
     },
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct PendingDialog {
-    pub dialog_type: String,
-    pub message: String,
-    pub default_prompt: String,
-}
-
 /// The last `screenshot_after`, reused as the next `screenshot_before` while
 /// the page stayed frozen.
 #[derive(Debug, Clone)]
@@ -87,40 +86,17 @@ pub struct CachedFrame {
     pub frozen_since: bool,
 }
 
-/// A file chooser the page opened, intercepted; answered by
-/// `POST /file-chooser/{id}`.
-#[derive(Debug, Clone)]
-pub struct PendingFileChooser {
-    pub id: String,
-    pub backend_node_id: Option<BackendNodeId>,
-    pub chooser_type: &'static str,
-}
-
-/// A `<select>` the page tried to open, intercepted before any native popup;
-/// answered by `POST /select/{id}`.
-#[derive(Debug, Clone)]
-pub struct PendingSelect {
-    pub id: String,
-    /// The page-side handle of the element.
-    pub token: String,
-    pub multiple: bool,
-    pub option_count: usize,
-}
-
 #[derive(Debug, Default)]
 struct TabState {
     pointer: Option<(f64, f64)>,
     main_frame: Option<String>,
     url: String,
     loading: bool,
-    dialog: Option<PendingDialog>,
     last_frame: Option<CachedFrame>,
     /// Why the main frame's next navigation happens (anchorClick, reload, ...).
     pending_reason: Option<String>,
     /// Features of the page's last `window.open`, to tell popup windows from tabs.
     last_window_open: Option<Vec<String>>,
-    file_choosers: Vec<PendingFileChooser>,
-    selects: Vec<PendingSelect>,
     /// The last captured frame, for a begin-frame that reports no damage.
     last_pixels: Option<Pixmap>,
     /// The frame taken while frozen; valid until the next thaw.
@@ -145,6 +121,8 @@ pub struct Tab {
     /// The tab that opened this one, for popups.
     pub opener: Option<String>,
     state: StdMutex<TabState>,
+    /// Dialogs, file choosers and selects waiting for an answer.
+    pub prompts: Prompts,
     self_ref: Weak<Tab>,
     /// Wakes the clock task for a frame before its next tick.
     pub frame_nudge: tokio::sync::Notify,
@@ -225,6 +203,7 @@ impl Tab {
             network: StdMutex::new(NetworkBuffer::default()),
             budget_outstanding: Default::default(),
             bodies_in_flight: Default::default(),
+            prompts: Prompts::default(),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -432,8 +411,7 @@ impl Tab {
                     state.url = url.clone();
                     state.last_frame = None;
                     state.frozen_pixels = None;
-                    state.file_choosers.clear();
-                    state.selects.clear();
+                    self.prompts.page_replaced();
                     let reason = state.pending_reason.take();
                     let _ = self
                         .signals
@@ -453,12 +431,12 @@ impl Tab {
                     message: e.message.clone(),
                     default_prompt: e.default_prompt.clone().unwrap_or_default(),
                 };
-                state.dialog = Some(dialog.clone());
+                self.prompts.dialog_opened(dialog.clone());
                 let _ = self.signals.send(TabSignal::Wait(WaitSignal::DialogOpened));
                 Some(TabSignal::DialogOpened(dialog))
             }
             RawEvent::DialogClosed => {
-                state.dialog = None;
+                self.prompts.dialog_closed();
                 None
             }
             RawEvent::BudgetExpired => {
@@ -479,7 +457,7 @@ impl Tab {
                         FileChooserOpenedMode::SelectMultiple => "open_multiple",
                     },
                 };
-                state.file_choosers.push(chooser.clone());
+                self.prompts.file_chooser_opened(chooser.clone());
                 // The accept list needs a round trip to the page.
                 if let Some(tab) = self.self_ref.upgrade() {
                     tokio::spawn(async move { tab.announce_file_chooser(chooser).await });
@@ -505,9 +483,7 @@ impl Tab {
                         .unwrap_or(false),
                     option_count: options.as_array().map_or(0, Vec::len),
                 };
-                // One pending popup per element: a second open replaces the first.
-                state.selects.retain(|s| s.token != select.token);
-                state.selects.push(select.clone());
+                self.prompts.select_opened(select.clone());
                 Some(TabSignal::Event(crate::events::TabEvent::SelectOpen(
                     crate::events::SelectOpen {
                         id: select.id.clone(),
@@ -574,11 +550,11 @@ impl Tab {
     }
 
     pub fn pending_dialog(&self) -> Option<PendingDialog> {
-        self.state.lock().unwrap().dialog.clone()
+        self.prompts.dialog()
     }
 
     pub fn clear_dialog(&self) {
-        self.state.lock().unwrap().dialog = None;
+        self.prompts.dialog_closed();
     }
 
     pub fn main_frame(&self) -> Option<String> {
@@ -814,25 +790,19 @@ impl Tab {
     }
 
     pub fn pending_file_chooser(&self, id: &str) -> Option<PendingFileChooser> {
-        let state = self.state.lock().unwrap();
-        state.file_choosers.iter().find(|c| c.id == id).cloned()
+        self.prompts.file_chooser(id)
     }
 
     pub fn remove_file_chooser(&self, id: &str) {
-        self.state
-            .lock()
-            .unwrap()
-            .file_choosers
-            .retain(|c| c.id != id);
+        self.prompts.remove_file_chooser(id)
     }
 
     pub fn pending_select(&self, id: &str) -> Option<PendingSelect> {
-        let state = self.state.lock().unwrap();
-        state.selects.iter().find(|s| s.id == id).cloned()
+        self.prompts.select(id)
     }
 
     pub fn remove_select(&self, id: &str) {
-        self.state.lock().unwrap().selects.retain(|s| s.id != id);
+        self.prompts.remove_select(id)
     }
 
     /// URL and title from the browser process, so it answers even while a
@@ -1110,10 +1080,6 @@ enum RawEvent {
     BudgetExpired,
 }
 
-fn now_ms_i64() -> i64 {
-    crate::capture::now_ms() as i64
-}
-
 /// `prefix_` + 12 hex digits, unique enough within one engine.
 pub fn short_id(prefix: &str) -> String {
     crate::ids::random_id(prefix)
@@ -1302,7 +1268,7 @@ impl crate::action::ActionTab for Tab {
     }
     async fn viewport(&self) -> Result<(ViewportInfo, f64)> {
         let value = self.evaluate_json(VIEWPORT_JS).await?;
-        Ok((parse_viewport(&value), crate::capture::page_clock(&value)))
+        Ok((parse_viewport(&value), crate::clock::page_clock(&value)))
     }
     async fn bodies_settled(&self, limit: Duration) {
         Tab::bodies_settled(self, limit).await

@@ -141,7 +141,8 @@ impl Engine {
 
     async fn oneshot_inner(&self, request: OneshotRequest) -> Result<OneshotCapture> {
         let (context, page) = {
-            let browser = self.browser_for_oneshot()?.read().await;
+            self.ensure_ready()?;
+            let browser = self.browser.read().await;
             let browser = browser
                 .as_ref()
                 .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
@@ -178,8 +179,8 @@ impl Engine {
             page.execute(CloseTargetParams::new(target)),
         )
         .await;
-        if let Ok(browser) = self.browser_for_oneshot() {
-            let browser = browser.read().await;
+        {
+            let browser = self.browser.read().await;
             if let Some(browser) = browser.as_ref() {
                 let _ = tokio::time::timeout(
                     Duration::from_secs(5),

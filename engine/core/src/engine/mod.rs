@@ -1,5 +1,11 @@
 //! The engine: one browser, its tabs, the plugin registry and the core
-//! operations both frontends call.
+//! operations the catalogue calls. `impl Engine` lives here and in the
+//! submodules: `users` (per-user contexts and limits), `oneshot` (captures
+//! in a context of their own), `observe` (snapshots and browser-use state).
+
+pub mod observe;
+pub mod oneshot;
+pub mod users;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex as StdMutex, RwLock};
@@ -23,7 +29,8 @@ use futures::StreamExt;
 use crate::action::{ActionKind, ActionOptions, Dispatch, Envelope, NavigationHint, ScrollSource};
 use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
 use crate::caller::Caller;
-use crate::capture::{CaptureOptions, Screenshot, now_ms, take_screenshot};
+use crate::capture::{CaptureOptions, Screenshot, take_screenshot};
+use crate::clock::now_ms;
 use crate::downloads::{Download, DownloadState, mime_from_name, safe_file_name, unique_path};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{self, TabEvent};
@@ -46,7 +53,7 @@ pub struct EngineConfig {
     /// Freeze pages between actions (`--no-pause` turns it off).
     pub pause: bool,
     /// Bounds on per-user (`userId`) sessions.
-    pub user_limits: crate::users::UserLimits,
+    pub user_limits: users::UserLimits,
     /// URL schemes tabs may open besides http, https, data: and about:blank.
     pub extra_schemes: Vec<String>,
 }
@@ -104,8 +111,8 @@ pub struct Engine {
     thawed_for_human: StdMutex<Vec<String>>,
     browser_events: StdMutex<Option<tokio::task::JoinHandle<()>>>,
     action_log: RwLock<Option<Arc<dyn ActionLog>>>,
-    pub(crate) browser: Arc<tokio::sync::RwLock<Option<BrowserProcess>>>,
-    pub(crate) users: StdMutex<crate::users::UserSessions>,
+    browser: Arc<tokio::sync::RwLock<Option<BrowserProcess>>>,
+    users: StdMutex<users::UserSessions>,
     lifecycle: RwLock<Lifecycle>,
     executable: RwLock<Option<PathBuf>>,
     /// Tabs in creation order.
@@ -292,28 +299,10 @@ impl Engine {
         self.config.session_dir.join("downloads")
     }
 
-    /// The browser and whether it is ready, for pages kept outside the tab
-    /// list (`oneshot.rs`).
-    pub(crate) fn browser_for_oneshot(
-        &self,
-    ) -> Result<&tokio::sync::RwLock<Option<BrowserProcess>>> {
-        self.ensure_ready()?;
-        let browser: &tokio::sync::RwLock<Option<BrowserProcess>> = &self.browser;
-        Ok(browser)
-    }
-
     // ---- tabs ----
 
-    pub(crate) fn all_tabs(&self) -> Vec<Arc<Tab>> {
+    fn all_tabs(&self) -> Vec<Arc<Tab>> {
         self.tabs.read().unwrap().clone()
-    }
-
-    pub(crate) fn browser_handle(&self) -> Arc<tokio::sync::RwLock<Option<BrowserProcess>>> {
-        self.browser.clone()
-    }
-
-    pub(crate) fn forget_tab_public(&self, tab_id: &str) {
-        self.forget_tab(tab_id);
     }
 
     /// The caller's tab `tab_id`. Another user's tab is not found, exactly

@@ -161,7 +161,7 @@ impl Engine {
     }
 
     fn dispose_context(&self, context: BrowserContextId) {
-        let browser = self.browser_handle();
+        let browser = self.browser.clone();
         tokio::spawn(async move {
             let browser = browser.read().await;
             if let Some(b) = browser.as_ref() {
@@ -203,7 +203,7 @@ impl Engine {
             .into_iter()
             .filter(|t| t.owner().as_deref() == Some(user))
         {
-            self.forget_tab_public(&tab.id);
+            self.forget_tab(&tab.id);
             tab.emit(crate::tab::TabSignal::Closed {
                 reason: "session_closed",
             });
