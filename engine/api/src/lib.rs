@@ -184,33 +184,16 @@ impl Operation {
     }
 
     /// An operation with a ready-made input schema, run on the raw JSON
-    /// (plugin actions: their schema comes from their manifest).
+    /// object (plugin actions: their schema comes from their manifest).
     pub fn untyped<F, Fut>(name: &str, description: &str, schema: Value, run: F) -> Operation
     where
         F: Fn(Ctx, Map<String, Value>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Output>> + Send + 'static,
     {
-        let run = Arc::new(run);
-        Operation {
-            name: name.to_string(),
-            description: description.to_string(),
-            rest: None,
-            tool: None,
-            scope: Scope::Act,
-            envelope: false,
-            presentation: Presentation::Json,
-            input_schema: schema,
-            output_schema: json!({}),
-            run: Arc::new(move |ctx, value| {
-                let run = run.clone();
-                Box::pin(async move {
-                    match value {
-                        Value::Object(map) => run(ctx, map).await,
-                        _ => Err(Error::invalid("the request body must be a JSON object")),
-                    }
-                })
-            }),
-        }
+        let mut op = Operation::new(name, description, run);
+        op.input_schema = schema;
+        op.scope = Scope::Act;
+        op
     }
 
     fn route(mut self, method: Method, path: &str) -> Self {
