@@ -924,6 +924,30 @@ fn pages_the_engine_shows_cannot_drive_it() {
                 .all(|t| t["title"] != "pwned"),
             "{all}"
         );
+        // A tab sent to the engine itself reads nothing and, from there, can't
+        // post either (it would be the engine's own origin).
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{attacker}/navigate"),
+                json!({ "url": format!("{}/tabs?userId=attack-probe", h.server.api) }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let text = h.eval(&attacker, "document.body.innerText").await;
+        assert!(
+            text.as_str().unwrap().contains("may not drive the engine"),
+            "{text}"
+        );
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{attacker}/execute"),
+                json!({ "script": format!("fetch('/api/v1/tabs/{victim}/execute', {{ method: 'POST', headers: {{ 'Content-Type': 'application/json' }}, body: JSON.stringify({{ script: \"document.title = 'pwned'\" }}) }}).then(r => r.status)") }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["result"]["value"], 403, "{body}");
+        let (_, info) = h.get(&format!("/tabs/{victim}")).await;
+        assert_eq!(info["title"], "Second");
         for tab in [victim, attacker] {
             h.delete(&format!("/tabs/{tab}")).await;
         }
@@ -1062,8 +1086,7 @@ fn foreign_origins_hosts_and_non_json_bodies_are_refused() {
             assert_eq!(answer["code"], code, "{answer}");
             assert!(answer["error"].as_str().unwrap().len() > 10, "{answer}");
         }
-        // What clients send passes: the engine's own origin, loopback names
-        // with or without the port, an empty body without a type.
+        // The engine serves no page: its own origin is a tab sent to it.
         let (status, body) = raw(
             h,
             reqwest::Method::GET,
@@ -1072,7 +1095,9 @@ fn foreign_origins_hosts_and_non_json_bodies_are_refused() {
             None,
         )
         .await;
-        assert_eq!(status, 200, "{body}");
+        assert_eq!(status, 403, "{body}");
+        // What clients send passes: loopback names with or without the port,
+        // an empty body without a type.
         for host in [
             format!("localhost:{port}"),
             "127.0.0.1".to_string(),
@@ -1437,5 +1462,26 @@ fn bad_inputs_answer_400_naming_the_field() {
             assert!(answer["error"].is_string(), "{path}: {answer}");
         }
         h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+#[test]
+fn engine_wide_operations_are_refused_to_a_user() {
+    let (h, _g) = shared();
+    block_on(async {
+        let (status, body) = h.post("/browser/shutdown?userId=mallory", json!({})).await;
+        assert_eq!(status, 403, "{body}");
+        assert_eq!(body["code"], "FORBIDDEN");
+        let (status, body) = h
+            .post(
+                "/browser/input-mode",
+                json!({ "input_mode": "human", "userId": "mallory" }),
+            )
+            .await;
+        assert_eq!(status, 403, "{body}");
+        let (_, mode) = h.get("/browser/input-mode").await;
+        assert_eq!(mode["input_mode"], "agent");
+        let (_, status) = h.get("/browser/status").await;
+        assert_eq!(status["data"]["ready"], true, "still serving");
     });
 }

@@ -414,6 +414,20 @@ fn shop_pack_logs_in_fills_the_cart_and_reads_it() {
 
         // From a blank tab, with the shop's address.
         navigate(h, &tab, "about:blank").await;
+        // A plugin can't open what a client may not: the URL policy holds
+        // for its navigations too.
+        let (status, err) = action(
+            h,
+            &tab,
+            "shop_log_in",
+            json!({ "username": "ada", "password": "babbage", "base_url": "file:///etc" }),
+        )
+        .await;
+        assert_eq!(status, 400, "{err}");
+        assert!(
+            err["error"].as_str().unwrap().contains("not allowed"),
+            "{err}"
+        );
         let (status, err) = action(
             h,
             &tab,

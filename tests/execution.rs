@@ -239,6 +239,21 @@ fn file_chooser_events_and_endpoint() {
             (400, json!("FILE_NOT_READABLE")),
             "{err}"
         );
+        // The engine's own files (history, the browser profile's cookies)
+        // are not for upload.
+        let (_, data) = h.get("/browser/session-data").await;
+        let history = data["data"]["database_path"].as_str().unwrap().to_string();
+        let (status, err) = h
+            .post(
+                &format!("/file-chooser/{id}"),
+                json!({ "files": [history] }),
+            )
+            .await;
+        assert_eq!(status, 400, "{err}");
+        assert!(
+            err["error"].as_str().unwrap().contains("session folder"),
+            "{err}"
+        );
         let file = common::temp_dir("upload").join("notes.txt");
         std::fs::write(&file, "hello").unwrap();
         let (status, ok) = h

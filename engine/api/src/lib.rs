@@ -96,7 +96,8 @@ pub enum Scope {
     Read,
     /// Acts on pages: input, navigation, script, dialogs.
     Act,
-    /// Engine-wide: shutdown, input mode, deleting records.
+    /// Engine-wide: shutdown, the input mode. Refused to a caller with a
+    /// `userId`.
     Admin,
 }
 
@@ -263,6 +264,16 @@ impl Operation {
     /// Runs the operation on `input` (a JSON object) for `ctx.caller`. In
     /// its own task: a panic or a client that hangs up ends only this call.
     pub async fn run(&self, ctx: Ctx, input: Value) -> Result<Output> {
+        // Engine-wide operations touch every user: not for a user's caller.
+        if self.scope == Scope::Admin && ctx.caller.user_id().is_some() {
+            return Err(Error::new(
+                wabp_core::ErrorCode::Forbidden,
+                format!(
+                    "{} acts on the whole engine, not on one user's tabs: send it without a userId",
+                    self.name
+                ),
+            ));
+        }
         let run = self.run.clone();
         tokio::spawn(async move { run(ctx, input).await })
             .await

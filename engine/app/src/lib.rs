@@ -180,9 +180,31 @@ impl App {
             allowed_origins: self.allowed_origins.clone(),
         });
         self.unguarded_router(loopback)
+            .layer(self.cors())
             .layer(axum::middleware::from_fn(move |req, next| {
                 wabp_rest::client_only(guard.clone(), req, next)
             }))
+    }
+
+    /// CORS for the `--allow-origin` origins (none by default: then no
+    /// browser may read an answer or send a JSON body).
+    fn cors(&self) -> tower_http::cors::CorsLayer {
+        use axum::http::{HeaderName, HeaderValue, Method, header};
+        let origins: Vec<HeaderValue> = self
+            .allowed_origins
+            .iter()
+            .filter_map(|o| HeaderValue::from_str(o.trim_end_matches('/')).ok())
+            .collect();
+        tower_http::cors::CorsLayer::new()
+            .allow_origin(tower_http::cors::AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::CONTENT_TYPE,
+                header::AUTHORIZATION,
+                HeaderName::from_static("mcp-session-id"),
+                HeaderName::from_static("mcp-protocol-version"),
+            ])
+            .expose_headers([HeaderName::from_static("mcp-session-id")])
     }
 
     fn unguarded_router(&self, loopback: bool) -> Router {

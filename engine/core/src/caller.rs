@@ -7,6 +7,10 @@
 
 use crate::error::{Error, ErrorCode, Result};
 
+/// The owner of what can't be attributed to a tab (a download from an
+/// unknown frame): not a valid user id, so no caller owns it.
+pub(crate) const NOBODY: &str = "\u{0}nobody";
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Caller {
     user: Option<String>,
@@ -90,6 +94,8 @@ mod tests {
         assert!(!alice.owns(None));
         assert!(!alice.owns(Some("bob")));
         assert!(Caller::anonymous().owns(None));
+        assert!(Caller::user(NOBODY).is_err());
+        assert!(!Caller::anonymous().owns(Some(NOBODY)));
         assert!(!Caller::anonymous().owns(Some("alice")));
     }
 }

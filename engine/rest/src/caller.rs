@@ -29,9 +29,9 @@ pub async fn resolve_caller(
         Ok(b) => b,
         Err(_) => {
             return error_response(
-                StatusCode::BAD_REQUEST,
+                StatusCode::PAYLOAD_TOO_LARGE,
                 ErrorCode::InvalidRequest,
-                &format!("request body is larger than {} bytes", body::MAX_BODY),
+                format!("request body is larger than {} bytes", body::MAX_BODY),
             );
         }
     };

@@ -3,15 +3,20 @@
 //!
 //! A page in any browser, the engine's own tabs included, can send requests
 //! to a loopback port: `fetch(..., {mode: "no-cors"})` with a `text/plain`
-//! body and HTML forms need no CORS preflight, and DNS rebinding lets a site
-//! read the answers under its own host name. So:
-//! - a request whose `Origin` is not the engine's own origin nor on the
-//!   allowlist is refused (403); `Origin: null` is foreign, and so is a
-//!   browser's `Sec-Fetch-Site: cross-site|same-site` without an allowed
-//!   origin (no-cors GETs carry no `Origin`);
-//! - on a loopback listener the `Host` must be a loopback name (403);
-//! - a request body must be `application/json` (415): browsers can't send
-//!   that cross-origin without a preflight, which the engine never grants.
+//! body and HTML forms need no CORS preflight, DNS rebinding lets a site read
+//! the answers under its own host name, and a tab sent to the engine's own
+//! address would be "same-origin" with it. The engine serves no web page, so
+//! a request a browser sends is refused unless its origin is on the
+//! allowlist (`--allow-origin`):
+//! - an `Origin` header (`null` included) not on the allowlist: 403;
+//! - browser fetch metadata (`Sec-Fetch-Site`, `-Mode`, `-Dest`: sent on
+//!   navigations and no-cors GETs, which carry no `Origin`) without an
+//!   allowed `Origin`: 403;
+//! - on a loopback listener, a `Host` that is not a loopback name: 403;
+//! - a request body that is not `application/json`: 415 (no CORS-simple
+//!   request can carry one).
+//!
+//! Clients (curl, HTTP libraries, MCP SDKs) send none of the browser headers.
 
 use std::sync::Arc;
 
@@ -36,12 +41,18 @@ pub struct ClientGuard {
 const LOOPBACK_NAMES: [&str; 3] = ["127.0.0.1", "localhost", "[::1]"];
 
 impl ClientGuard {
-    /// Why the request is refused, if it is.
-    pub fn check(&self, method: &Method, headers: &HeaderMap) -> Result<(), (StatusCode, String)> {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
+    /// Why the request is refused, if it is. `authority` is the request
+    /// URI's, for HTTP/2 requests that carry no `Host` header.
+    pub fn check(
+        &self,
+        method: &Method,
+        headers: &HeaderMap,
+        authority: Option<&str>,
+    ) -> Result<(), (StatusCode, String)> {
+        let host = match headers.get(header::HOST) {
+            Some(value) => value.to_str().unwrap_or(""),
+            None => authority.unwrap_or(""),
+        };
         if self.loopback && !is_loopback_host(host) {
             return Err((
                 StatusCode::FORBIDDEN,
@@ -53,30 +64,25 @@ impl ClientGuard {
         let origin = headers
             .get(header::ORIGIN)
             .map(|v| v.to_str().unwrap_or(""));
-        let origin_allowed = match origin {
+        let allowed_origin = match origin {
+            Some(origin) if self.is_allowed(origin) => true,
             Some(origin) => {
-                if !self.origin_allowed(origin, host) {
-                    return Err((
-                        StatusCode::FORBIDDEN,
-                        format!(
-                            "requests from web pages (Origin {origin:?}) may not drive the engine; allow an origin with --allow-origin"
-                        ),
-                    ));
-                }
-                !self.is_own_origin(origin, host)
+                return Err((
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "requests from web pages (Origin {origin:?}) may not drive the engine; allow an origin with --allow-origin"
+                    ),
+                ));
             }
             None => false,
         };
-        let fetch_site = headers
-            .get("sec-fetch-site")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        if matches!(fetch_site, "cross-site" | "same-site") && !origin_allowed {
+        let from_browser = ["sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest"]
+            .iter()
+            .any(|h| headers.contains_key(*h));
+        if from_browser && !allowed_origin {
             return Err((
                 StatusCode::FORBIDDEN,
-                format!(
-                    "a {fetch_site} request from a web page may not drive the engine; allow its origin with --allow-origin"
-                ),
+                "requests from web browsers may not drive the engine (only clients such as curl, HTTP libraries and MCP SDKs); allow an origin with --allow-origin".into(),
             ));
         }
         if has_body(method, headers) && !is_json(headers) {
@@ -94,25 +100,11 @@ impl ClientGuard {
         Ok(())
     }
 
-    fn origin_allowed(&self, origin: &str, host: &str) -> bool {
-        self.is_own_origin(origin, host)
-            || self
-                .allowed_origins
-                .iter()
-                .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(origin))
-    }
-
-    /// The engine's own origin: the one it is reached at. (Under DNS
-    /// rebinding that would be the attacker's name, which the loopback Host
-    /// check refuses first; off loopback the bearer token stands guard.)
-    fn is_own_origin(&self, origin: &str, host: &str) -> bool {
-        let Some(rest) = origin
-            .strip_prefix("http://")
-            .or_else(|| origin.strip_prefix("https://"))
-        else {
-            return false;
-        };
-        !host.is_empty() && rest.eq_ignore_ascii_case(host)
+    /// On the allowlist (`scheme://host[:port]`, compared without case).
+    fn is_allowed(&self, origin: &str) -> bool {
+        self.allowed_origins
+            .iter()
+            .any(|allowed| allowed.trim_end_matches('/').eq_ignore_ascii_case(origin))
     }
 }
 
@@ -123,14 +115,16 @@ fn is_loopback_host(host: &str) -> bool {
         Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
         _ => host,
     };
-    LOOPBACK_NAMES
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case(name.trim_end_matches('.')))
+    LOOPBACK_NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// Whether the request carries a body (a declared non-zero length, or one
 /// streamed without a length).
 fn has_body(method: &Method, headers: &HeaderMap) -> bool {
+    // A streamed body counts whatever length is also claimed.
+    if headers.contains_key(header::TRANSFER_ENCODING) {
+        return true;
+    }
     if let Some(length) = headers.get(header::CONTENT_LENGTH) {
         return length
             .to_str()
@@ -138,9 +132,8 @@ fn has_body(method: &Method, headers: &HeaderMap) -> bool {
             .and_then(|l| l.trim().parse::<u64>().ok())
             != Some(0);
     }
-    headers.contains_key(header::TRANSFER_ENCODING)
-        || (headers.contains_key(header::CONTENT_TYPE)
-            && !matches!(*method, Method::GET | Method::HEAD | Method::DELETE))
+    headers.contains_key(header::CONTENT_TYPE)
+        && !matches!(*method, Method::GET | Method::HEAD | Method::DELETE)
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
@@ -154,7 +147,8 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// The middleware: refuses what [`ClientGuard::check`] refuses, with the
 /// usual `{"error", "code"}` body.
 pub async fn client_only(guard: Arc<ClientGuard>, request: Request, next: Next) -> Response {
-    match guard.check(request.method(), request.headers()) {
+    let authority = request.uri().authority().map(|a| a.as_str().to_string());
+    match guard.check(request.method(), request.headers(), authority.as_deref()) {
         Ok(()) => next.run(request).await,
         Err((status, message)) => {
             tracing::warn!(
@@ -211,56 +205,72 @@ mod tests {
             "",
             "[::2]:8222",
             "0.0.0.0:8222",
+            "localhost.:8222",
         ] {
             assert!(!is_loopback_host(host), "{host}");
         }
         let g = loopback();
         let h = headers(&[("host", "evil.example:8222")]);
         assert_eq!(
-            g.check(&Method::GET, &h).unwrap_err().0,
+            g.check(&Method::GET, &h, None).unwrap_err().0,
             StatusCode::FORBIDDEN
         );
         let off_loopback = ClientGuard::default();
-        assert!(off_loopback.check(&Method::GET, &h).is_ok());
+        assert!(off_loopback.check(&Method::GET, &h, None).is_ok());
+        // HTTP/2 carries the authority in the URI, not in a Host header.
+        assert!(
+            g.check(&Method::GET, &HeaderMap::new(), Some("127.0.0.1:8222"))
+                .is_ok()
+        );
+        assert!(
+            g.check(&Method::GET, &HeaderMap::new(), Some("evil.example"))
+                .is_err()
+        );
     }
 
     #[test]
-    fn origins_own_allowed_and_foreign() {
+    fn only_allowed_origins_pass() {
         let g = loopback();
         let ok = |o: &str| {
             g.check(
                 &Method::GET,
                 &headers(&[("host", "127.0.0.1:8222"), ("origin", o)]),
+                None,
             )
             .is_ok()
         };
-        assert!(ok("http://127.0.0.1:8222"));
         assert!(ok("https://dash.example"));
+        assert!(ok("HTTPS://DASH.EXAMPLE"));
         assert!(
-            !ok("http://127.0.0.1:9000"),
-            "another port is another origin"
+            !ok("http://127.0.0.1:8222"),
+            "the engine serves no page: its own origin is a tab sent to it"
         );
+        assert!(!ok("http://127.0.0.1:9000"));
         assert!(!ok("null"));
-        assert!(
-            !ok("http://localhost:8222"),
-            "not the origin it is reached at"
-        );
         assert!(!ok("https://evil.example"));
+        assert!(!ok("https://dash.example.evil"));
     }
 
     #[test]
     fn cross_site_fetches_without_origin_are_refused() {
         let g = loopback();
         let h = headers(&[("host", "127.0.0.1:8222"), ("sec-fetch-site", "same-site")]);
-        assert!(g.check(&Method::GET, &h).is_err());
-        let h = headers(&[("host", "127.0.0.1:8222"), ("sec-fetch-site", "none")]);
-        assert!(g.check(&Method::GET, &h).is_ok());
+        assert!(g.check(&Method::GET, &h, None).is_err());
+        // A tab navigated to the engine: no Origin, but fetch metadata.
+        let h = headers(&[
+            ("host", "127.0.0.1:8222"),
+            ("sec-fetch-site", "none"),
+            ("sec-fetch-mode", "navigate"),
+        ]);
+        assert!(g.check(&Method::GET, &h, None).is_err());
+        let h = headers(&[("host", "127.0.0.1:8222"), ("sec-fetch-dest", "image")]);
+        assert!(g.check(&Method::GET, &h, None).is_err());
         let h = headers(&[
             ("host", "127.0.0.1:8222"),
             ("sec-fetch-site", "cross-site"),
             ("origin", "https://dash.example"),
         ]);
-        assert!(g.check(&Method::GET, &h).is_ok());
+        assert!(g.check(&Method::GET, &h, None).is_ok());
     }
 
     #[test]
@@ -269,7 +279,8 @@ mod tests {
         let check = |pairs: &[(&'static str, &str)]| {
             let mut all = vec![("host", "127.0.0.1")];
             all.extend_from_slice(pairs);
-            g.check(&Method::POST, &headers(&all)).map_err(|e| e.0)
+            g.check(&Method::POST, &headers(&all), None)
+                .map_err(|e| e.0)
         };
         assert_eq!(
             check(&[("content-type", "text/plain"), ("content-length", "2")]),
@@ -281,6 +292,14 @@ mod tests {
         );
         assert_eq!(
             check(&[("transfer-encoding", "chunked")]),
+            Err(StatusCode::UNSUPPORTED_MEDIA_TYPE)
+        );
+        assert_eq!(
+            check(&[
+                ("transfer-encoding", "chunked"),
+                ("content-length", "0"),
+                ("content-type", "text/plain")
+            ]),
             Err(StatusCode::UNSUPPORTED_MEDIA_TYPE)
         );
         assert_eq!(check(&[("content-length", "0")]), Ok(()));

@@ -134,7 +134,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .delete("/history/actions")
-        .scope(Scope::Admin),
+        .scope(Scope::Act),
         Operation::new(
             "history_action",
             "One recorded action.",
@@ -202,7 +202,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .delete("/history/events")
-        .scope(Scope::Admin),
+        .scope(Scope::Act),
         Operation::new(
             "history_event",
             "One recorded event.",
@@ -229,6 +229,6 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .delete("/history")
-        .scope(Scope::Admin),
+        .scope(Scope::Act),
     ]
 }

@@ -47,7 +47,7 @@ struct Clear {
 struct Curl {
     #[serde(flatten)]
     tab: TabRef,
-    /// URL, absolute or relative to the page.
+    /// Absolute URL (http or https).
     url: String,
     /// HTTP method (default GET).
     #[serde(default)]
@@ -121,7 +121,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .delete("/network")
-        .scope(Scope::Admin),
+        .scope(Scope::Act),
         Operation::new(
             "network_save",
             "Save a tab's captured calls (default: the caller's active tab) under a tag.",

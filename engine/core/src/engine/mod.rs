@@ -354,6 +354,7 @@ impl Engine {
         };
         let tab = Tab::attach(self.next_tab_id(), page, kind, None).await?;
         tab.set_owner(user.map(str::to_string));
+        tab.set_extra_schemes(self.config.extra_schemes.clone());
         // Frozen and loaded before anyone can reach it.
         if self.config.pause {
             execution::enable(&tab, None).await?;
@@ -507,6 +508,7 @@ impl Engine {
         let tab = Tab::attach(self.next_tab_id(), page, kind, Some(source.id.clone())).await?;
         // A popup belongs to its opener's user (it shares the context).
         tab.set_owner(source.owner());
+        tab.set_extra_schemes(self.config.extra_schemes.clone());
         // Actions on the popup wait until it is loaded and frozen; the event
         // goes out now, while the opener's action still listens.
         let turn = tab.action_lock.lock().await;
@@ -578,19 +580,32 @@ impl Engine {
         }
     }
 
+    /// The tab a frame belongs to. Unknown frames go to the active tab only
+    /// when every tab has the same owner: a download is never credited to
+    /// another user.
     fn tab_for_frame(&self, frame: &str) -> Option<Arc<Tab>> {
         let actives: Vec<String> = self.active_tabs.lock().unwrap().values().cloned().collect();
         let tabs = self.tabs.read().unwrap();
+        if let Some(tab) = tabs
+            .iter()
+            .find(|t| t.target_id.inner() == frame || t.has_frame(frame))
+        {
+            return Some(tab.clone());
+        }
+        let one_owner = tabs.windows(2).all(|w| w[0].owner() == w[1].owner());
         tabs.iter()
-            .find(|t| t.target_id.inner() == frame || t.main_frame().as_deref() == Some(frame))
-            .or_else(|| tabs.iter().find(|t| actives.contains(&t.id)))
+            .find(|t| one_owner && actives.contains(&t.id))
             .cloned()
     }
 
     fn on_download_begin(&self, e: &EventDownloadWillBegin) {
         let tab = self.tab_for_frame(e.frame_id.inner());
         let tab_id = tab.as_ref().map(|t| t.id.clone()).unwrap_or_default();
-        let user_id = tab.and_then(|t| t.owner());
+        // Not known to be anyone's: no caller sees it.
+        let user_id = match tab {
+            Some(tab) => tab.owner(),
+            None => Some(crate::caller::NOBODY.to_string()),
+        };
         let filename = safe_file_name(&e.suggested_filename);
         let download = Download {
             id: short_id("dl"),
@@ -1301,12 +1316,18 @@ impl Engine {
                     format!("file {file} exists but cannot be read"),
                 ));
             }
-            absolute.push(
-                std::fs::canonicalize(path)
-                    .unwrap_or_else(|_| path.to_path_buf())
-                    .display()
-                    .to_string(),
-            );
+            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            // The history, screenshots and browser profile (cookies) of every
+            // user live there; downloads may go back up.
+            let inside = |dir: &std::path::Path| {
+                std::fs::canonicalize(dir).is_ok_and(|dir| canonical.starts_with(dir))
+            };
+            if inside(&self.config.session_dir) && !inside(&self.downloads_dir()) {
+                return Err(Error::invalid(format!(
+                    "file {file} is in the engine's session folder, whose files can't be uploaded"
+                )));
+            }
+            absolute.push(canonical.display().to_string());
         }
         let mut params = SetFileInputFilesParams::new(absolute.clone());
         params.backend_node_id = chooser.backend_node_id;

@@ -108,6 +108,11 @@ struct TabState {
     snapshot: Option<crate::snapshot::CachedSnapshot>,
     /// The `userId` whose browser context holds this tab.
     owner: Option<String>,
+    /// `--allow-scheme`: what `navigate_to` accepts besides the web's schemes.
+    extra_schemes: Vec<String>,
+    /// The iframes seen since the main frame's last navigation (downloads
+    /// name the frame that started them).
+    child_frames: std::collections::HashSet<String>,
 }
 
 pub struct Tab {
@@ -398,8 +403,10 @@ impl Tab {
                 state.snapshot = None;
                 if e.frame.parent_id.is_none() {
                     state.refs.page_navigated();
+                    state.child_frames.clear();
                 } else {
                     state.refs.frame_navigated(e.frame.id.inner());
+                    state.child_frames.insert(e.frame.id.inner().clone());
                 }
                 if e.frame.parent_id.is_none() {
                     state.main_frame = Some(e.frame.id.inner().clone());
@@ -522,6 +529,11 @@ impl Tab {
         self.state.lock().unwrap().owner = owner;
     }
 
+    /// Schemes this tab may open besides the web's (`--allow-scheme`).
+    pub fn set_extra_schemes(&self, schemes: Vec<String>) {
+        self.state.lock().unwrap().extra_schemes = schemes;
+    }
+
     pub fn with_refs<T>(&self, f: impl FnOnce(&mut crate::refs::RefTable) -> T) -> T {
         f(&mut self.state.lock().unwrap().refs)
     }
@@ -559,6 +571,12 @@ impl Tab {
 
     pub fn main_frame(&self) -> Option<String> {
         self.state.lock().unwrap().main_frame.clone()
+    }
+
+    /// Whether `frame` is this tab's main frame or one of its iframes.
+    pub fn has_frame(&self, frame: &str) -> bool {
+        let state = self.state.lock().unwrap();
+        state.main_frame.as_deref() == Some(frame) || state.child_frames.contains(frame)
     }
 
     pub fn is_loading(&self) -> bool {
@@ -1019,7 +1037,11 @@ impl Tab {
         self.evaluate_json(&format!("({function})({arg})")).await
     }
 
+    /// Navigates the main frame; the URL policy holds here too, so a plugin
+    /// can't open what a client may not.
     pub async fn navigate_to(&self, url: &str, referrer: Option<&str>) -> Result<()> {
+        let extra = self.state.lock().unwrap().extra_schemes.clone();
+        crate::url_policy::check_url(url, &extra)?;
         let mut params = NavigateParams::new(url);
         params.referrer = referrer.map(str::to_string);
         let response = self.page.execute(params).await?;
