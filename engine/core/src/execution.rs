@@ -91,7 +91,7 @@ async fn begin_frame(
     limit: Duration,
 ) -> Result<chromiumoxide::cdp::browser_protocol::headless_experimental::BeginFrameReturns> {
     let _turn = BEGIN_FRAME_TURN.lock().await;
-    let response = tokio::time::timeout(limit, tab.page.execute(params))
+    let response = tokio::time::timeout(limit, tab.session.execute_within(params, limit))
         .await
         .map_err(|_| {
             Error::timeout(format!(
@@ -183,11 +183,13 @@ pub async fn enable(tab: &Tab, initial_virtual_time: Option<f64>) -> Result<()> 
     if exec.kind == DriverKind::FreeRunning {
         exec.kind = DriverKind::Compositor;
     }
-    tab.page.execute(AnimationEnableParams::default()).await?;
+    tab.session
+        .execute(AnimationEnableParams::default())
+        .await?;
     let mut params = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause);
     params.initial_virtual_time = initial_virtual_time.map(TimeSinceEpoch::new);
-    tab.page.execute(params).await?;
-    tab.page.execute(SetPlaybackRateParams::new(0.0)).await?;
+    tab.session.execute(params).await?;
+    tab.session.execute(SetPlaybackRateParams::new(0.0)).await?;
     exec.virtual_time_base_ms = Some(match initial_virtual_time {
         Some(seconds) => seconds * 1000.0,
         None => tab
@@ -209,7 +211,7 @@ pub async fn thaw(tab: &Tab) -> Result<()> {
         return Ok(());
     }
     tab.forget_frozen_frame();
-    tab.page.execute(SetPlaybackRateParams::new(1.0)).await?;
+    tab.session.execute(SetPlaybackRateParams::new(1.0)).await?;
     let (stop, stopped) = oneshot::channel();
     let handle = tokio::spawn(run_clock(tab.weak(), exec.kind, stopped));
     exec.clock = Some(ClockTask { stop, handle });
@@ -242,12 +244,12 @@ pub async fn freeze(tab: &Tab) -> Result<bool> {
         exec.paused = false;
         return Ok(false);
     }
-    tab.page
+    tab.session
         .execute(SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause))
         .await?;
     // The pause cancels any unspent grant.
     tab.set_budget_outstanding(false);
-    tab.page.execute(SetPlaybackRateParams::new(0.0)).await?;
+    tab.session.execute(SetPlaybackRateParams::new(0.0)).await?;
     exec.paused = true;
     Ok(true)
 }
@@ -301,7 +303,7 @@ async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver
             grant.budget = Some(budget);
             tab.set_budget_outstanding(true);
             granted_at = Some(Instant::now());
-            let _ = tokio::time::timeout(STEP_LIMIT, tab.page.execute(grant)).await;
+            let _ = tab.session.execute_within(grant, STEP_LIMIT).await;
         }
     }
 }
@@ -352,28 +354,33 @@ async fn compositor_capture(tab: &Tab, frozen: bool) -> Result<Pixmap> {
         ..Default::default()
     };
     if !frozen && !tab.execution.lock().await.enabled {
-        let response = tab.page.execute(params).await?;
+        let response = tab.session.execute(params).await?;
         return decode_base64_png(AsRef::<str>::as_ref(&response.result.data));
     }
     // Full Chromium draws a frame that input made pending only while the
     // renderer's virtual time runs, which it barely does between budgets:
     // the capture can stall (measured 4-6 s). Bound it, retry with the page
     // thawed, and fall back to the last frame rather than hang.
-    if let Ok(response) =
-        tokio::time::timeout(FROZEN_CAPTURE_LIMIT, tab.page.execute(params.clone())).await
+    if let Ok(response) = tab
+        .session
+        .execute_within(params.clone(), FROZEN_CAPTURE_LIMIT)
+        .await
     {
-        return decode_base64_png(AsRef::<str>::as_ref(&response?.result.data));
+        return decode_base64_png(AsRef::<str>::as_ref(&response.result.data));
     }
     tracing::debug!(tab = %tab.id, "capture stalled; retrying with the page thawed");
     if frozen {
         thaw(tab).await?;
     }
-    let retry = tokio::time::timeout(THAWED_CAPTURE_LIMIT, tab.page.execute(params)).await;
+    let retry = tab
+        .session
+        .execute_within(params, THAWED_CAPTURE_LIMIT)
+        .await;
     if frozen {
         freeze(tab).await?;
     }
     match retry {
-        Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response?.result.data)),
+        Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response.result.data)),
         Err(_) => match tab.last_pixels() {
             Some(pixels) => {
                 tracing::warn!(tab = %tab.id, "capture stalled twice; answering with the last frame");

@@ -735,7 +735,7 @@ impl Engine {
             }
         }
         if active {
-            tab.page
+            tab.session
                 .execute(ActivateTargetParams::new(tab.target_id.clone()))
                 .await
                 .ok();
@@ -747,7 +747,7 @@ impl Engine {
         let tab = self.tab(caller, tab_id)?;
         self.forget_tab(tab_id);
         tab.emit(TabSignal::Closed { reason: "user" });
-        tab.page
+        tab.session
             .execute(CloseTargetParams::new(tab.target_id.clone()))
             .await?;
         Ok(())
@@ -755,7 +755,7 @@ impl Engine {
 
     pub async fn activate_tab(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
         let tab = self.tab(caller, tab_id)?;
-        tab.page
+        tab.session
             .execute(ActivateTargetParams::new(tab.target_id.clone()))
             .await?;
         self.active_tabs
@@ -779,7 +779,7 @@ impl Engine {
 
     pub async fn stop_tab(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
         let tab = self.tab(caller, tab_id)?;
-        tab.page.execute(StopLoadingParams::default()).await?;
+        tab.session.execute(StopLoadingParams::default()).await?;
         Ok(json!({ "status": "stopped", "tab_id": tab.id }))
     }
 
@@ -1047,7 +1047,7 @@ impl Engine {
         }
         let mut params = HandleJavaScriptDialogParams::new(accept);
         params.prompt_text = prompt_text;
-        tab.page.execute(params).await?;
+        tab.session.execute(params).await?;
         tab.clear_dialog();
         // An action that opened the dialog left the page running (the
         // renderer was inside the dialog); freeze it now.
@@ -1331,7 +1331,7 @@ impl Engine {
         }
         let mut params = SetFileInputFilesParams::new(absolute.clone());
         params.backend_node_id = chooser.backend_node_id;
-        tab.page.execute(params).await?;
+        tab.session.execute(params).await?;
         tab.remove_file_chooser(chooser_id);
         tab.set_last_frame(None);
         let event = report_event(

@@ -209,7 +209,7 @@ impl Engine {
             });
             let _ = tokio::time::timeout(
                 Duration::from_secs(5),
-                tab.page
+                tab.session
                     .execute(CloseTargetParams::new(tab.target_id.clone())),
             )
             .await;

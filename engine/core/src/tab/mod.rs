@@ -42,9 +42,11 @@ use tokio::task::JoinHandle;
 
 pub mod prompts;
 pub mod refs;
+pub mod session;
 pub mod snapshot;
 
 pub use prompts::{PendingDialog, PendingFileChooser, PendingSelect, Prompts};
+pub use session::PageSession;
 
 use crate::clock::now_ms_i64;
 use crate::error::{Error, ErrorCode, Result};
@@ -118,7 +120,8 @@ struct TabState {
 pub struct Tab {
     pub id: String,
     pub target_id: TargetId,
-    pub page: Page,
+    /// The only holder of the CDP page; every command is bounded there.
+    pub session: PageSession,
     /// One action at a time per tab; other tabs run in parallel.
     pub action_lock: tokio::sync::Mutex<()>,
     /// Frame driver and freeze state; held only for a thaw or a freeze.
@@ -183,17 +186,13 @@ impl Tab {
         // Roomy: an action reads its signals only after dispatch, and network
         // traffic shares the channel with envelope events.
         let (signals, _) = broadcast::channel(8192);
-        let target_id = page.target_id().clone();
-        let main_frame = page
-            .mainframe()
-            .await
-            .ok()
-            .flatten()
-            .map(|f| f.inner().clone());
+        let session = PageSession::new(page);
+        let target_id = session.target_id().clone();
+        let main_frame = session.main_frame().await;
         let tab = Arc::new_cyclic(|self_ref| Tab {
             id,
             target_id,
-            page,
+            session,
             action_lock: tokio::sync::Mutex::new(()),
             execution: tokio::sync::Mutex::new(Execution::new(kind)),
             opener,
@@ -229,16 +228,16 @@ impl Tab {
     async fn install_interceptions(&self) -> Result<()> {
         // chromiumoxide turns touch emulation on for every page; it makes the
         // page look like a touch device and delays each mouse event's ack.
-        self.page
+        self.session
             .execute(SetTouchEmulationEnabledParams::new(false))
             .await?;
-        self.page
+        self.session
             .execute(SetInterceptFileChooserDialogParams::new(true))
             .await?;
-        self.page
+        self.session
             .execute(AddBindingParams::new(SELECT_BINDING))
             .await?;
-        self.page
+        self.session
             .execute(AddScriptToEvaluateOnNewDocumentParams::new(SELECT_JS))
             .await?;
         // The current document predates the script.
@@ -259,7 +258,7 @@ impl Tab {
     }
 
     async fn event_streams(&self) -> Result<Vec<BoxStream<'static, RawEvent>>> {
-        let p = &self.page;
+        let p = &self.session;
         Ok(vec![
             p.event_listener::<EventRequestWillBeSent>()
                 .await?
@@ -696,11 +695,13 @@ impl Tab {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
             let params = GetResponseBodyParams::new(RequestId::new(request_id.clone()));
-            let fetched =
-                tokio::time::timeout(Duration::from_secs(5), tab.page.execute(params)).await;
+            let fetched = tab
+                .session
+                .execute_within(params, Duration::from_secs(5))
+                .await;
             tab.bodies_in_flight
                 .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            let Ok(Ok(body)) = fetched else {
+            let Ok(body) = fetched else {
                 return;
             };
             let (text, encoding) = if body.result.base64_encoded {
@@ -769,7 +770,7 @@ impl Tab {
         let mut accept = String::new();
         if let Some(node) = chooser.backend_node_id {
             let resolved = self
-                .page
+                .session
                 .execute(ResolveNodeParams::builder().backend_node_id(node).build())
                 .await;
             if let Some(object_id) = resolved
@@ -782,7 +783,7 @@ impl Tab {
                     .return_by_value(true)
                     .build()
                 {
-                    if let Ok(r) = self.page.execute(params).await {
+                    if let Ok(r) = self.session.execute(params).await {
                         accept = r
                             .result
                             .result
@@ -827,7 +828,7 @@ impl Tab {
     /// dialog blocks the page's script.
     pub async fn info(&self) -> Result<(String, String)> {
         let info = self
-            .page
+            .session
             .execute(
                 GetTargetInfoParams::builder()
                     .target_id(self.target_id.clone())
@@ -873,7 +874,7 @@ impl Tab {
                 }
             }
         };
-        let response = self.page.execute(command);
+        let response = self.session.execute(command);
         tokio::pin!(response, dialog_opened);
         // Input is handled at the start of a frame: while an input command
         // waits, ask a running clock for frames now rather than at its next
@@ -903,7 +904,7 @@ impl Tab {
             .main_frame()
             .unwrap_or_else(|| self.target_id.inner().clone());
         let world = self
-            .page
+            .session
             .execute(
                 CreateIsolatedWorldParams::builder()
                     .frame_id(FrameId::new(frame))
@@ -1044,7 +1045,7 @@ impl Tab {
         crate::url_policy::check_url(url, &extra)?;
         let mut params = NavigateParams::new(url);
         params.referrer = referrer.map(str::to_string);
-        let response = self.page.execute(params).await?;
+        let response = self.session.execute(params).await?;
         if let Some(error) = &response.result.error_text {
             return Err(Error::new(
                 ErrorCode::NavigationFailed,
@@ -1057,7 +1058,7 @@ impl Tab {
     /// Moves `step` entries through history; 400 when there is none that way.
     pub async fn history_step(&self, step: i64) -> Result<()> {
         let history = self
-            .page
+            .session
             .execute(GetNavigationHistoryParams::default())
             .await?;
         let target = history.result.current_index + step;
@@ -1071,14 +1072,14 @@ impl Tab {
                     "no forward history in this tab"
                 })
             })?;
-        self.page
+        self.session
             .execute(NavigateToHistoryEntryParams::new(entry.id))
             .await?;
         Ok(())
     }
 
     pub async fn reload_page(&self) -> Result<()> {
-        self.page.execute(ReloadParams::default()).await?;
+        self.session.execute(ReloadParams::default()).await?;
         Ok(())
     }
 }
