@@ -1451,6 +1451,39 @@ fn bad_inputs_answer_400_naming_the_field() {
             let message = answer["error"].as_str().unwrap();
             assert!(message.contains(expected), "{path} {body}: {message}");
         }
+        // A point far out of range is refused, and the tab's input still works.
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": 1e308, "y": 10 }),
+            )
+            .await;
+        assert_eq!(status, 400, "{err}");
+        assert!(
+            err["error"].as_str().unwrap().contains("coordinates"),
+            "{err}"
+        );
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{tab}/scroll"),
+                json!({ "x": 10, "y": 10, "delta_y": -1e308 }),
+            )
+            .await;
+        assert_eq!(status, 400, "{err}");
+        let (status, env) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": 10, "y": 10 }))
+            .await;
+        assert_eq!(status, 200, "{env}");
+        // The caller's id must be unambiguous.
+        let (status, err) = h.get(&format!("/tabs/{tab}?userId=a&userId=b")).await;
+        assert_eq!(status, 400, "{err}");
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "1", "userId": 5 }),
+            )
+            .await;
+        assert_eq!(status, 400, "{err}");
         for path in [
             format!("/tabs/{tab}/snapshot?offset=many"),
             format!("/tabs/{tab}/snapshot?format=xml"),

@@ -102,9 +102,15 @@ fn operation_object(op: &Operation, path: &str, method: Method, status: u16) -> 
             );
         }
     }
-    if !parameters.is_empty() {
-        object.insert("parameters".into(), Value::Array(parameters));
-    }
+    // Every operation acts for the caller the `userId` names (query or body).
+    parameters.push(json!({
+        "name": "userId",
+        "in": "query",
+        "required": false,
+        "description": "Act as this user: only that user's tabs and records are visible (also accepted in a JSON body)",
+        "schema": { "type": "string", "pattern": "^[A-Za-z0-9._@:-]{1,128}$" },
+    }));
+    object.insert("parameters".into(), Value::Array(parameters));
     let content = match op
         .output_schema
         .get("contentMediaType")

@@ -20,10 +20,17 @@ pub async fn resolve_caller(
     request: Request,
     next: Next,
 ) -> Response {
-    let from_query = request
-        .uri()
-        .query()
-        .and_then(|q| url_query_value(q, "userId"));
+    let invalid =
+        |message: &str| error_response(StatusCode::BAD_REQUEST, ErrorCode::InvalidRequest, message);
+    let mut in_query = query_pairs(request.uri().query())
+        .into_iter()
+        .filter(|(k, _)| k == "userId")
+        .map(|(_, v)| v);
+    let from_query = in_query.next();
+    // Two would be ambiguous (a proxy appending its own must not lose).
+    if in_query.next().is_some() {
+        return invalid("userId is given more than once in the query");
+    }
     let (parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, body::MAX_BODY).await {
         Ok(b) => b,
@@ -35,10 +42,15 @@ pub async fn resolve_caller(
             );
         }
     };
-    let from_body = serde_json::from_slice::<serde_json::Value>(&bytes)
+    let from_body = match serde_json::from_slice::<serde_json::Value>(&bytes)
         .ok()
         .and_then(|v| v.get("userId").cloned())
-        .and_then(|v| v.as_str().map(str::to_string));
+    {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(user)) => Some(user),
+        // A numeric id must not quietly mean "no user".
+        Some(_) => return invalid("userId must be a string"),
+    };
     let user = match (from_query, from_body) {
         (Some(q), Some(b)) if q != b => {
             return error_response(
@@ -57,13 +69,6 @@ pub async fn resolve_caller(
     let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
     request.extensions_mut().insert(caller);
     next.run(request).await
-}
-
-/// One decoded query parameter.
-fn url_query_value(query: &str, name: &str) -> Option<String> {
-    query_pairs(Some(query))
-        .into_iter()
-        .find_map(|(k, v)| (k == name).then_some(v))
 }
 
 /// Every query parameter, decoded, in order.
@@ -110,11 +115,17 @@ mod tests {
     #[test]
     fn query_values_are_decoded() {
         assert_eq!(
-            url_query_value("a=1&userId=al%40ce+x", "userId").as_deref(),
-            Some("al@ce x")
+            query_pairs(Some("a=1&userId=al%40ce+x")),
+            vec![
+                ("a".to_string(), "1".to_string()),
+                ("userId".to_string(), "al@ce x".to_string())
+            ]
         );
-        assert_eq!(url_query_value("userId=", "userId").as_deref(), Some(""));
-        assert_eq!(url_query_value("x=1", "userId"), None);
+        assert_eq!(
+            query_pairs(Some("userId=")),
+            vec![("userId".to_string(), String::new())]
+        );
+        assert!(query_pairs(None).is_empty());
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("%zz"), "%zz");
     }

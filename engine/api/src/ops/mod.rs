@@ -63,7 +63,7 @@ fn wait_until_schema(_: &mut SchemaGenerator) -> Schema {
         "type": "object",
         "description": "When the action counts as done",
         "properties": {
-            "type": {"type": "string", "description": "action_complete (default for actions), immediate, time, network_idle, navigation, or a wait plugin's type"},
+            "type": {"type": "string", "description": "action_complete (default for actions), immediate, time, or another wait plugin's type (GET /plugins lists them under wait_types)"},
             "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 300000, "description": "default 30000"},
             "duration_ms": {"type": "integer", "minimum": 0, "description": "for type \"time\""}
         }

@@ -208,6 +208,10 @@ async fn execute<T: ActionTab>(
             options.wait_until.timeout_ms + 10_000,
         ))
         .await?;
+    // The page can't run while a dialog is open: say so at once.
+    if tab.dialog_pending() {
+        return Err(crate::tab::prompts::dialog_blocks(tab.id()));
+    }
     let total = Instant::now();
     let mut parts = TimingParts::default();
     let mut capture_timing = CaptureTiming::default();
@@ -223,14 +227,12 @@ async fn execute<T: ActionTab>(
     // 1. Before: the frame the agent saw, taken while the page is still
     // frozen; the last after-frame when the page stayed frozen since.
     let step = Instant::now();
-    let blocked = tab.dialog_pending();
     let (before, before_viewport, virtual_start_ms) =
         match tab.last_frame().filter(|f| f.frozen_since) {
-            Some(frame) if capture || blocked => {
+            Some(frame) if capture => {
                 let vt = frame.image.virtual_time_ms;
                 (Some(frame.image), frame.viewport, vt)
             }
-            _ if blocked => (None, ViewportInfo::default(), now_ms()),
             _ if capture => {
                 let (shot, viewport, t) = tab.capture(registry, &capture_options(&tab)).await?;
                 capture_timing = t;

@@ -408,6 +408,21 @@ async fn a_dialog_opened_mid_action_is_an_event_and_blocks_the_after_frame() {
 }
 
 #[tokio::test]
+async fn an_action_on_a_tab_a_dialog_blocks_fails_at_once() {
+    let (tab, log) = (FakeTab::new(), Arc::new(Log::default()));
+    tab.dialog.store(true, Ordering::SeqCst);
+    let err = act(&tab, &log, options("immediate", 1000), dispatch_ok())
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("dialog"), "{}", err.message);
+    assert_eq!(
+        tab.take_steps(),
+        ["turn"],
+        "nothing thawed, nothing dispatched"
+    );
+}
+
+#[tokio::test]
 async fn bad_options_fail_before_the_page_is_touched() {
     let (tab, log) = (FakeTab::new(), Arc::new(Log::default()));
     let err = act(&tab, &log, options("nonsense", 1000), dispatch_ok())

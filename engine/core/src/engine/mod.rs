@@ -986,6 +986,9 @@ impl Engine {
         self.ensure_agent_mode()?;
         let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
+        if tab.pending_dialog().is_some() {
+            return Err(crate::tab::prompts::dialog_blocks(&tab.id));
+        }
         tab.bump_epoch();
         execution::thaw(&tab).await?;
         let result = tab.evaluate_value(script).await;

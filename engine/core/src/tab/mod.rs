@@ -853,14 +853,8 @@ impl Tab {
     where
         T: chromiumoxide::types::Command,
     {
-        if let Some(dialog) = self.pending_dialog() {
-            return Err(Error::new(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "a {} dialog is open in this tab; accept or dismiss it first (POST /tabs/{}/dialog/accept)",
-                    dialog.dialog_type, self.id
-                ),
-            ));
+        if self.pending_dialog().is_some() {
+            return Err(prompts::dialog_blocks(&self.id));
         }
         let mut signals = self.subscribe();
         let dialog_opened = async move {
@@ -976,6 +970,7 @@ impl Tab {
         click_count: u32,
         modifiers: Modifiers,
     ) -> Result<()> {
+        check_point(x, y)?;
         let (cdp_button, buttons) = match button {
             MouseButton::None => (CdpMouseButton::None, 0),
             MouseButton::Left => (CdpMouseButton::Left, 1),
@@ -1225,6 +1220,20 @@ fn page_error(value: &Value) -> Option<HostError> {
         .map(|e| HostError::Invalid(e.to_string()))
 }
 
+/// Input coordinates (and wheel deltas) past this many CSS pixels are refused:
+/// Chromium stops answering the tab's input after an event far out of range.
+const MAX_COORDINATE: f64 = 1_000_000.0;
+
+fn check_point(x: f64, y: f64) -> Result<()> {
+    if x.is_finite() && y.is_finite() && x.abs() <= MAX_COORDINATE && y.abs() <= MAX_COORDINATE {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "coordinates must be finite numbers within ±{MAX_COORDINATE} px, got ({x}, {y})"
+        )))
+    }
+}
+
 pub const VIEWPORT_JS: &str = "(() => { const d = document.documentElement; return { now: Date.now(), width: innerWidth, height: innerHeight, scroll_x: scrollX, scroll_y: scrollY, page_width: Math.max(d ? d.scrollWidth : 0, innerWidth), page_height: Math.max(d ? d.scrollHeight : 0, innerHeight), device_scale_factor: devicePixelRatio }; })()";
 
 pub fn parse_viewport(v: &Value) -> ViewportInfo {
@@ -1361,6 +1370,8 @@ impl PageHost for Tab {
         delta_y: f64,
         modifiers: Modifiers,
     ) -> HostResult<()> {
+        check_point(x, y)?;
+        check_point(delta_x, delta_y)?;
         let params = DispatchMouseEventParams::builder()
             .r#type(DispatchMouseEventType::MouseWheel)
             .x(x)

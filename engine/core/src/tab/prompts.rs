@@ -35,6 +35,14 @@ pub struct PendingSelect {
     pub option_count: usize,
 }
 
+/// What an operation that needs the page's script answers while a dialog
+/// blocks it: at once, rather than after a command times out.
+pub fn dialog_blocks(tab_id: &str) -> crate::error::Error {
+    crate::error::Error::invalid(format!(
+        "a JavaScript dialog is open in tab {tab_id} and blocks the page; accept or dismiss it first (POST /tabs/{tab_id}/dialog/accept or /dismiss)"
+    ))
+}
+
 #[derive(Debug, Default)]
 struct Pending {
     dialog: Option<PendingDialog>,
