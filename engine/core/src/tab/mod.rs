@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex as StdMutex, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use base64::Engine as _;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::dom::ResolveNodeParams;
 use chromiumoxide::cdp::browser_protocol::emulation::{
@@ -40,6 +39,7 @@ use tiny_skia::Pixmap;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+pub mod network;
 pub mod prompts;
 pub mod refs;
 pub mod session;
@@ -48,15 +48,15 @@ pub mod snapshot;
 pub use prompts::{PendingDialog, PendingFileChooser, PendingSelect, Prompts};
 pub use session::PageSession;
 
-use crate::clock::now_ms_i64;
 use crate::error::{Error, ErrorCode, Result};
 use crate::execution::{DriverKind, Execution};
 use crate::keys::key_definition;
-use crate::network::{NetworkBuffer, NetworkCall, header_map, limit_body, wants_body};
+use crate::network::NetworkCall;
 use crate::plugin::{
     ElementBox, HostError, HostResult, Located, Modifiers, MouseButton, PageHost, Rect,
     RequestInfo, Target, ViewportInfo, WaitSignal,
 };
+use network::NetworkCapture;
 
 /// Something that happened in a tab, as the action loop sees it.
 #[derive(Debug, Clone)]
@@ -134,11 +134,11 @@ pub struct Tab {
     self_ref: Weak<Tab>,
     /// Wakes the clock task for a frame before its next tick.
     pub frame_nudge: tokio::sync::Notify,
-    network: StdMutex<NetworkBuffer>,
+    /// The tab's captured calls and the bodies being fetched.
+    network: NetworkCapture,
     /// A virtual-time grant the renderer has not spent yet.
     budget_outstanding: std::sync::atomic::AtomicBool,
     /// Response bodies being fetched; a tagged save waits for them.
-    bodies_in_flight: std::sync::atomic::AtomicUsize,
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
 }
@@ -204,9 +204,8 @@ impl Tab {
             pump: StdMutex::new(None),
             self_ref: self_ref.clone(),
             frame_nudge: tokio::sync::Notify::new(),
-            network: StdMutex::new(NetworkBuffer::default()),
+            network: NetworkCapture::default(),
             budget_outstanding: Default::default(),
-            bodies_in_flight: Default::default(),
             prompts: Prompts::default(),
         });
         let events = tab.event_streams().await?;
@@ -354,25 +353,11 @@ impl Tab {
             }
             RawEvent::RequestFailed(e) => {
                 let id = e.request_id.inner().clone();
-                if let Some(call) = self.network.lock().unwrap().by_request(&id) {
-                    call.state = "failed";
-                    call.error = Some(e.error_text.clone());
-                    call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
-                }
+                self.network.failed(&id, &e.error_text);
                 Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
             }
             RawEvent::ResponseReceived(e) => {
-                if let Some(call) = self
-                    .network
-                    .lock()
-                    .unwrap()
-                    .by_request(e.request_id.inner())
-                {
-                    call.status = u16::try_from(e.response.status).ok();
-                    call.response_headers =
-                        header_map(&serde_json::to_value(&e.response.headers).unwrap_or_default());
-                    call.mime_type = e.response.mime_type.clone();
-                }
+                self.network.response_received(&e);
                 None
             }
             RawEvent::Requested(e) => {
@@ -614,127 +599,41 @@ impl Tab {
     }
 
     fn capture_request(&self, e: &EventRequestWillBeSent) {
-        let mut network = self.network.lock().unwrap();
-        if let Some(redirect) = &e.redirect_response {
-            // Redirects reuse the request id: close the previous hop.
-            if let Some(call) = network.by_request(e.request_id.inner()) {
-                call.status = u16::try_from(redirect.status).ok();
-                call.response_headers =
-                    header_map(&serde_json::to_value(&redirect.headers).unwrap_or_default());
-                call.state = "completed";
-                call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
-            }
-        }
-        let body = e.request.post_data_entries.as_ref().map(|entries| {
-            let bytes: Vec<u8> = entries
-                .iter()
-                .filter_map(|entry| entry.bytes.as_ref())
-                .filter_map(|b| {
-                    base64::engine::general_purpose::STANDARD
-                        .decode(AsRef::<str>::as_ref(b))
-                        .ok()
-                })
-                .flatten()
-                .collect();
-            String::from_utf8_lossy(&bytes).into_owned()
-        });
-        let (request_body, request_body_truncated) = match body {
-            Some(text) => {
-                let (text, cut) = limit_body(text);
-                (Some(text), cut)
-            }
-            None => (None, false),
-        };
-        network.push(NetworkCall {
-            id: short_id("net"),
-            tab_id: self.id.clone(),
-            action_id: None,
-            url: e.request.url.clone(),
-            method: e.request.method.clone(),
-            status: None,
-            resource_type: e
-                .r#type
-                .as_ref()
-                .map(|t| t.as_ref().to_string())
-                .unwrap_or_else(|| "Other".into()),
-            request_headers: header_map(
-                &serde_json::to_value(&e.request.headers).unwrap_or_default(),
-            ),
-            response_headers: Default::default(),
-            request_body,
-            response_body: None,
-            request_body_truncated,
-            response_body_truncated: false,
-            body_encoding: None,
-            timing_ms: None,
-            timestamp_ms: now_ms_i64(),
-            state: "pending",
-            error: None,
-            request_id: e.request_id.inner().clone(),
-            mime_type: String::new(),
-        });
+        self.network.request_started(&self.id, e);
     }
 
     /// A finished call: its timing, and its body when it is text worth
     /// keeping (fetched from the browser off the event pump).
     fn capture_finished(&self, request_id: &str) {
-        let wants = {
-            let mut network = self.network.lock().unwrap();
-            let Some(call) = network.by_request(request_id) else {
-                return;
-            };
-            call.state = "completed";
-            call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
-            wants_body(&call.resource_type, &call.mime_type)
-        };
-        let Some(tab) = self.self_ref.upgrade().filter(|_| wants) else {
+        if !self.network.finished(request_id) {
+            return;
+        }
+        let request_id = request_id.to_string();
+        let Some(tab) = self.self_ref.upgrade() else {
+            self.network.body_done(&request_id, None);
             return;
         };
-        let request_id = request_id.to_string();
-        tab.bodies_in_flight
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         tokio::spawn(async move {
             let params = GetResponseBodyParams::new(RequestId::new(request_id.clone()));
             let fetched = tab
                 .session
                 .execute_within(params, Duration::from_secs(5))
-                .await;
-            tab.bodies_in_flight
-                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            let Ok(body) = fetched else {
-                return;
-            };
-            let (text, encoding) = if body.result.base64_encoded {
-                (body.result.body.clone(), "base64")
-            } else {
-                (body.result.body.clone(), "text")
-            };
-            let (text, cut) = limit_body(text);
-            if let Some(call) = tab.network.lock().unwrap().by_request(&request_id) {
-                call.response_body = Some(text);
-                call.response_body_truncated = cut;
-                call.body_encoding = Some(encoding.into());
-            }
+                .await
+                .ok()
+                .map(|body| (body.result.body.clone(), body.result.base64_encoded));
+            tab.network.body_done(&request_id, fetched);
         });
     }
 
     /// Waits (bounded) until the response bodies being fetched are in the
     /// buffer, so a save right after an action keeps them.
     pub async fn bodies_settled(&self, limit: Duration) {
-        let deadline = tokio::time::Instant::now() + limit;
-        while self
-            .bodies_in_flight
-            .load(std::sync::atomic::Ordering::SeqCst)
-            > 0
-            && tokio::time::Instant::now() < deadline
-        {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        self.network.bodies_settled(limit).await
     }
 
     /// The tab's captured calls, oldest first.
     pub fn network_calls(&self) -> Vec<NetworkCall> {
-        self.network.lock().unwrap().all()
+        self.network.calls()
     }
 
     pub fn budget_outstanding(&self) -> bool {
@@ -748,12 +647,12 @@ impl Tab {
     }
 
     pub fn network_dropped(&self) -> u64 {
-        self.network.lock().unwrap().dropped
+        self.network.dropped()
     }
 
     /// Calls started since `since_ms` (wall clock), of the given types.
     pub fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
-        self.network.lock().unwrap().since(since_ms, types)
+        self.network.calls_since(since_ms, types)
     }
 
     /// Sends a signal to whoever watches this tab (an action in flight).

@@ -1,0 +1,223 @@
+//! A tab's network capture: its last calls (requests, responses, bodies)
+//! as the event pump reports them, and the bodies still being fetched. Its
+//! own state and lock; it never sees the tab. The pump fetches a body when
+//! [`NetworkCapture::finished`] asks for one and hands it back with
+//! [`NetworkCapture::body_done`], fetched or not.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use base64::Engine as _;
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventRequestWillBeSent, EventResponseReceived,
+};
+
+use crate::clock::now_ms_i64;
+use crate::ids::random_id;
+use crate::network::{NetworkBuffer, NetworkCall, header_map, limit_body, wants_body};
+
+#[derive(Debug, Default)]
+pub struct NetworkCapture {
+    buffer: Mutex<NetworkBuffer>,
+    bodies_in_flight: AtomicUsize,
+}
+
+impl NetworkCapture {
+    fn buffer(&self) -> std::sync::MutexGuard<'_, NetworkBuffer> {
+        self.buffer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A request left (a redirect closes its previous hop first).
+    pub fn request_started(&self, tab_id: &str, e: &EventRequestWillBeSent) {
+        let mut buffer = self.buffer();
+        if let Some(redirect) = &e.redirect_response {
+            // Redirects reuse the request id: close the previous hop.
+            if let Some(call) = buffer.by_request(e.request_id.inner()) {
+                call.status = u16::try_from(redirect.status).ok();
+                call.response_headers =
+                    header_map(&serde_json::to_value(&redirect.headers).unwrap_or_default());
+                call.state = "completed";
+                call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
+            }
+        }
+        let body = e.request.post_data_entries.as_ref().map(|entries| {
+            let bytes: Vec<u8> = entries
+                .iter()
+                .filter_map(|entry| entry.bytes.as_ref())
+                .filter_map(|b| {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(AsRef::<str>::as_ref(b))
+                        .ok()
+                })
+                .flatten()
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        });
+        let (request_body, request_body_truncated) = match body {
+            Some(text) => {
+                let (text, cut) = limit_body(text);
+                (Some(text), cut)
+            }
+            None => (None, false),
+        };
+        buffer.push(NetworkCall {
+            id: random_id("net"),
+            tab_id: tab_id.to_string(),
+            action_id: None,
+            url: e.request.url.clone(),
+            method: e.request.method.clone(),
+            status: None,
+            resource_type: e
+                .r#type
+                .as_ref()
+                .map(|t| t.as_ref().to_string())
+                .unwrap_or_else(|| "Other".into()),
+            request_headers: header_map(
+                &serde_json::to_value(&e.request.headers).unwrap_or_default(),
+            ),
+            response_headers: Default::default(),
+            request_body,
+            response_body: None,
+            request_body_truncated,
+            response_body_truncated: false,
+            body_encoding: None,
+            timing_ms: None,
+            timestamp_ms: now_ms_i64(),
+            state: "pending",
+            error: None,
+            request_id: e.request_id.inner().clone(),
+            mime_type: String::new(),
+        });
+    }
+
+    pub fn response_received(&self, e: &EventResponseReceived) {
+        if let Some(call) = self.buffer().by_request(e.request_id.inner()) {
+            call.status = u16::try_from(e.response.status).ok();
+            call.response_headers =
+                header_map(&serde_json::to_value(&e.response.headers).unwrap_or_default());
+            call.mime_type = e.response.mime_type.clone();
+        }
+    }
+
+    /// A call finished. True when its body is text worth keeping: fetch it,
+    /// then call `body_done`.
+    pub fn finished(&self, request_id: &str) -> bool {
+        let wants = {
+            let mut buffer = self.buffer();
+            let Some(call) = buffer.by_request(request_id) else {
+                return false;
+            };
+            call.state = "completed";
+            call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
+            wants_body(&call.resource_type, &call.mime_type)
+        };
+        if wants {
+            self.bodies_in_flight.fetch_add(1, Ordering::SeqCst);
+        }
+        wants
+    }
+
+    pub fn failed(&self, request_id: &str, error: &str) {
+        if let Some(call) = self.buffer().by_request(request_id) {
+            call.state = "failed";
+            call.error = Some(error.to_string());
+            call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
+        }
+    }
+
+    /// The body `finished` asked for: `(text, base64_encoded)`, or `None`
+    /// when it could not be fetched.
+    pub fn body_done(&self, request_id: &str, body: Option<(String, bool)>) {
+        if let Some((body, base64_encoded)) = body {
+            let (text, cut) = limit_body(body);
+            if let Some(call) = self.buffer().by_request(request_id) {
+                call.response_body = Some(text);
+                call.response_body_truncated = cut;
+                call.body_encoding = Some(if base64_encoded { "base64" } else { "text" }.into());
+            }
+        }
+        self.bodies_in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Waits (bounded) until the bodies being fetched are in, so a save
+    /// right after an action keeps them.
+    pub async fn bodies_settled(&self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.bodies_in_flight.load(Ordering::SeqCst) > 0
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The captured calls, oldest first.
+    pub fn calls(&self) -> Vec<NetworkCall> {
+        self.buffer().all()
+    }
+
+    /// Calls started since `since_ms` (wall clock), of the given types.
+    pub fn calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
+        self.buffer().since(since_ms, types)
+    }
+
+    /// Calls pushed out by newer ones since the tab opened.
+    pub fn dropped(&self) -> u64 {
+        self.buffer().dropped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(capture: &NetworkCapture, request_id: &str, mime: &str) {
+        let mut buffer = capture.buffer();
+        buffer.push(NetworkCall {
+            id: random_id("net"),
+            tab_id: "t".into(),
+            action_id: None,
+            url: "http://x/".into(),
+            method: "GET".into(),
+            status: None,
+            resource_type: "Fetch".into(),
+            request_headers: Default::default(),
+            response_headers: Default::default(),
+            request_body: None,
+            response_body: None,
+            request_body_truncated: false,
+            response_body_truncated: false,
+            body_encoding: None,
+            timing_ms: None,
+            timestamp_ms: now_ms_i64(),
+            state: "pending",
+            error: None,
+            request_id: request_id.into(),
+            mime_type: mime.into(),
+        });
+    }
+
+    #[tokio::test]
+    async fn bodies_are_awaited_until_done_fetched_or_not() {
+        let capture = NetworkCapture::default();
+        call(&capture, "r1", "application/json");
+        call(&capture, "r2", "image/png");
+        assert!(capture.finished("r1"), "a JSON body is kept");
+        assert!(!capture.finished("r2"), "an image's is not");
+        assert!(!capture.finished("unknown"));
+        let started = std::time::Instant::now();
+        capture.bodies_settled(Duration::from_millis(30)).await;
+        assert!(
+            started.elapsed() >= Duration::from_millis(30),
+            "r1 is awaited"
+        );
+        capture.body_done("r1", Some(("{\"a\":1}".into(), false)));
+        capture.bodies_settled(Duration::from_secs(5)).await;
+        let calls = capture.calls();
+        assert_eq!(calls[0].state, "completed");
+        assert_eq!(calls[0].response_body.as_deref(), Some("{\"a\":1}"));
+        assert_eq!(calls[0].body_encoding.as_deref(), Some("text"));
+        capture.failed("r2", "net::ERR_FAILED");
+        assert_eq!(capture.calls()[1].state, "failed");
+    }
+}
