@@ -175,7 +175,7 @@ impl Execution {
 /// Turns execution control on for a tab and freezes it. `initial_virtual_time`
 /// (seconds since the epoch) applies only the first time.
 pub async fn enable(tab: &Tab, initial_virtual_time: Option<f64>) -> Result<()> {
-    let mut exec = tab.execution.lock().await;
+    let mut exec = tab.frames.execution.lock().await;
     if exec.enabled {
         drop(exec);
         return freeze(tab).await.map(|_| ());
@@ -206,11 +206,11 @@ pub async fn enable(tab: &Tab, initial_virtual_time: Option<f64>) -> Result<()> 
 
 /// Lets the page run: starts the clock task. No-op without execution control.
 pub async fn thaw(tab: &Tab) -> Result<()> {
-    let mut exec = tab.execution.lock().await;
+    let mut exec = tab.frames.execution.lock().await;
     if !exec.enabled || exec.clock.is_some() {
         return Ok(());
     }
-    tab.forget_frozen_frame();
+    tab.frames.forget_frozen_frame();
     tab.session.execute(SetPlaybackRateParams::new(1.0)).await?;
     let (stop, stopped) = oneshot::channel();
     let handle = tokio::spawn(run_clock(tab.weak(), exec.kind, stopped));
@@ -222,7 +222,7 @@ pub async fn thaw(tab: &Tab) -> Result<()> {
 /// Stops the page. Returns whether it is frozen now, i.e. whether a capture
 /// taken next stays valid until the next thaw.
 pub async fn freeze(tab: &Tab) -> Result<bool> {
-    let mut exec = tab.execution.lock().await;
+    let mut exec = tab.frames.execution.lock().await;
     if !exec.enabled {
         return Ok(false);
     }
@@ -248,7 +248,7 @@ pub async fn freeze(tab: &Tab) -> Result<bool> {
         .execute(SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause))
         .await?;
     // The pause cancels any unspent grant.
-    tab.set_budget_outstanding(false);
+    tab.frames.set_budget_outstanding(false);
     tab.session.execute(SetPlaybackRateParams::new(0.0)).await?;
     exec.paused = true;
     Ok(true)
@@ -256,7 +256,7 @@ pub async fn freeze(tab: &Tab) -> Result<bool> {
 
 /// Whether the page is frozen now.
 pub async fn is_frozen(tab: &Tab) -> bool {
-    let exec = tab.execution.lock().await;
+    let exec = tab.frames.execution.lock().await;
     exec.enabled && exec.paused
 }
 
@@ -274,7 +274,7 @@ async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver
         tokio::select! {
             _ = &mut stop => return,
             _ = tokio::time::sleep(TICK) => {}
-            _ = strong.frame_nudge.notified() => {}
+            _ = strong.frames.nudge.notified() => {}
         }
         drop(strong);
         let Some(tab) = tab.upgrade() else { return };
@@ -294,14 +294,14 @@ async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver
         }
         owed_ms += last.elapsed().as_secs_f64() * 1000.0;
         last = Instant::now();
-        let spent = !tab.budget_outstanding();
+        let spent = !tab.frames.budget_outstanding();
         let stuck = granted_at.is_some_and(|t| t.elapsed() > BUDGET_STUCK);
         if (spent || stuck) && owed_ms >= 1.0 {
             let budget = owed_ms.min(MAX_BUDGET_MS);
             owed_ms -= budget;
             let mut grant = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Advance);
             grant.budget = Some(budget);
-            tab.set_budget_outstanding(true);
+            tab.frames.set_budget_outstanding(true);
             granted_at = Some(Instant::now());
             let _ = tab.session.execute_within(grant, STEP_LIMIT).await;
         }
@@ -314,16 +314,16 @@ async fn run_clock(tab: Weak<Tab>, kind: DriverKind, mut stop: oneshot::Receiver
 pub async fn capture_pixels(tab: &Tab) -> Result<Pixmap> {
     let frozen = is_frozen(tab).await;
     if frozen {
-        if let Some(pixels) = tab.frozen_frame() {
+        if let Some(pixels) = tab.frames.frozen_frame() {
             return Ok(pixels);
         }
     }
-    let kind = tab.execution.lock().await.kind;
+    let kind = tab.frames.execution.lock().await.kind;
     let pixels = match kind {
         DriverKind::Deterministic => begin_frame_capture(tab).await?,
         DriverKind::Compositor | DriverKind::FreeRunning => compositor_capture(tab, frozen).await?,
     };
-    tab.remember_frame(&pixels, frozen);
+    tab.frames.remember_frame(&pixels, frozen);
     Ok(pixels)
 }
 
@@ -340,7 +340,7 @@ async fn begin_frame_capture(tab: &Tab) -> Result<Pixmap> {
     match &response.screenshot_data {
         Some(data) => decode_base64_png(AsRef::<str>::as_ref(data)),
         // No damage since the last frame: the last frame is still the picture.
-        None => Ok(match tab.last_pixels() {
+        None => Ok(match tab.frames.last_pixels() {
             Some(pixels) => pixels,
             None => blank_viewport(tab).await?,
         }),
@@ -353,7 +353,7 @@ async fn compositor_capture(tab: &Tab, frozen: bool) -> Result<Pixmap> {
         optimize_for_speed: Some(true),
         ..Default::default()
     };
-    if !frozen && !tab.execution.lock().await.enabled {
+    if !frozen && !tab.frames.execution.lock().await.enabled {
         let response = tab.session.execute(params).await?;
         return decode_base64_png(AsRef::<str>::as_ref(&response.result.data));
     }
@@ -381,7 +381,7 @@ async fn compositor_capture(tab: &Tab, frozen: bool) -> Result<Pixmap> {
     }
     match retry {
         Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response.result.data)),
-        Err(_) => match tab.last_pixels() {
+        Err(_) => match tab.frames.last_pixels() {
             Some(pixels) => {
                 tracing::warn!(tab = %tab.id, "capture stalled twice; answering with the last frame");
                 Ok(pixels)

@@ -1177,7 +1177,7 @@ impl Engine {
 
     pub async fn execution(&self, caller: &Caller, tab_id: &str) -> Result<ExecutionState> {
         let tab = self.tab(caller, tab_id)?;
-        let state = tab.execution.lock().await.state();
+        let state = tab.frames.execution.lock().await.state();
         Ok(state)
     }
 
@@ -1192,7 +1192,7 @@ impl Engine {
         self.ensure_agent_mode()?;
         let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
-        let enabled = tab.execution.lock().await.enabled;
+        let enabled = tab.frames.execution.lock().await.enabled;
         if !enabled {
             execution::enable(&tab, initial_virtual_time).await?;
         }
@@ -1201,7 +1201,7 @@ impl Engine {
         } else {
             execution::thaw(&tab).await?;
         }
-        let state = tab.execution.lock().await.state();
+        let state = tab.frames.execution.lock().await.state();
         Ok(state)
     }
 

@@ -35,21 +35,22 @@ use chromiumoxide::cdp::js_protocol::runtime::{
 };
 use futures::stream::{BoxStream, StreamExt};
 use serde_json::Value;
-use tiny_skia::Pixmap;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+pub mod frames;
 pub mod network;
 pub mod prompts;
 pub mod refs;
 pub mod session;
 pub mod snapshot;
 
+pub use frames::{CachedFrame, Frames};
 pub use prompts::{PendingDialog, PendingFileChooser, PendingSelect, Prompts};
 pub use session::PageSession;
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::execution::{DriverKind, Execution};
+use crate::execution::DriverKind;
 use crate::keys::key_definition;
 use crate::network::NetworkCall;
 use crate::plugin::{
@@ -78,31 +79,16 @@ pub enum TabSignal {
     },
 }
 
-/// The last `screenshot_after`, reused as the next `screenshot_before` while
-/// the page stayed frozen.
-#[derive(Debug, Clone)]
-pub struct CachedFrame {
-    pub image: crate::capture::Screenshot,
-    /// Scroll state when it was taken.
-    pub viewport: ViewportInfo,
-    pub frozen_since: bool,
-}
-
 #[derive(Debug, Default)]
 struct TabState {
     pointer: Option<(f64, f64)>,
     main_frame: Option<String>,
     url: String,
     loading: bool,
-    last_frame: Option<CachedFrame>,
     /// Why the main frame's next navigation happens (anchorClick, reload, ...).
     pending_reason: Option<String>,
     /// Features of the page's last `window.open`, to tell popup windows from tabs.
     last_window_open: Option<Vec<String>>,
-    /// The last captured frame, for a begin-frame that reports no damage.
-    last_pixels: Option<Pixmap>,
-    /// The frame taken while frozen; valid until the next thaw.
-    frozen_pixels: Option<Pixmap>,
     refs: crate::refs::RefTable,
     /// Bumped by every action and navigation; a cached snapshot is valid
     /// only for the epoch it was taken in.
@@ -124,21 +110,16 @@ pub struct Tab {
     pub session: PageSession,
     /// One action at a time per tab; other tabs run in parallel.
     pub action_lock: tokio::sync::Mutex<()>,
-    /// Frame driver and freeze state; held only for a thaw or a freeze.
-    pub execution: tokio::sync::Mutex<Execution>,
+    /// What was drawn and the frame driver's state.
+    pub frames: Frames,
     /// The tab that opened this one, for popups.
     pub opener: Option<String>,
     state: StdMutex<TabState>,
     /// Dialogs, file choosers and selects waiting for an answer.
     pub prompts: Prompts,
     self_ref: Weak<Tab>,
-    /// Wakes the clock task for a frame before its next tick.
-    pub frame_nudge: tokio::sync::Notify,
     /// The tab's captured calls and the bodies being fetched.
     network: NetworkCapture,
-    /// A virtual-time grant the renderer has not spent yet.
-    budget_outstanding: std::sync::atomic::AtomicBool,
-    /// Response bodies being fetched; a tagged save waits for them.
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
 }
@@ -194,7 +175,7 @@ impl Tab {
             target_id,
             session,
             action_lock: tokio::sync::Mutex::new(()),
-            execution: tokio::sync::Mutex::new(Execution::new(kind)),
+            frames: Frames::new(kind),
             opener,
             state: StdMutex::new(TabState {
                 main_frame,
@@ -203,9 +184,7 @@ impl Tab {
             signals,
             pump: StdMutex::new(None),
             self_ref: self_ref.clone(),
-            frame_nudge: tokio::sync::Notify::new(),
             network: NetworkCapture::default(),
-            budget_outstanding: Default::default(),
             prompts: Prompts::default(),
         });
         let events = tab.event_streams().await?;
@@ -400,8 +379,7 @@ impl Tab {
                         e.frame.url_fragment.clone().unwrap_or_default()
                     );
                     state.url = url.clone();
-                    state.last_frame = None;
-                    state.frozen_pixels = None;
+                    self.frames.page_replaced();
                     self.prompts.page_replaced();
                     let reason = state.pending_reason.take();
                     let _ = self
@@ -431,8 +409,7 @@ impl Tab {
                 None
             }
             RawEvent::BudgetExpired => {
-                self.budget_outstanding
-                    .store(false, std::sync::atomic::Ordering::Relaxed);
+                self.frames.set_budget_outstanding(false);
                 None
             }
             RawEvent::WindowOpen(e) => {
@@ -568,34 +545,11 @@ impl Tab {
     }
 
     pub fn last_frame(&self) -> Option<CachedFrame> {
-        self.state.lock().unwrap().last_frame.clone()
+        self.frames.last_frame()
     }
 
     pub fn set_last_frame(&self, frame: Option<CachedFrame>) {
-        self.state.lock().unwrap().last_frame = frame;
-    }
-
-    /// The page is about to run: frames taken while frozen stop being current.
-    pub fn forget_frozen_frame(&self) {
-        let mut state = self.state.lock().unwrap();
-        state.frozen_pixels = None;
-        if let Some(frame) = &mut state.last_frame {
-            frame.frozen_since = false;
-        }
-    }
-
-    pub fn frozen_frame(&self) -> Option<Pixmap> {
-        self.state.lock().unwrap().frozen_pixels.clone()
-    }
-
-    pub fn last_pixels(&self) -> Option<Pixmap> {
-        self.state.lock().unwrap().last_pixels.clone()
-    }
-
-    pub fn remember_frame(&self, pixels: &Pixmap, frozen: bool) {
-        let mut state = self.state.lock().unwrap();
-        state.last_pixels = Some(pixels.clone());
-        state.frozen_pixels = frozen.then(|| pixels.clone());
+        self.frames.set_last_frame(frame)
     }
 
     fn capture_request(&self, e: &EventRequestWillBeSent) {
@@ -634,16 +588,6 @@ impl Tab {
     /// The tab's captured calls, oldest first.
     pub fn network_calls(&self) -> Vec<NetworkCall> {
         self.network.calls()
-    }
-
-    pub fn budget_outstanding(&self) -> bool {
-        self.budget_outstanding
-            .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    pub fn set_budget_outstanding(&self, outstanding: bool) {
-        self.budget_outstanding
-            .store(outstanding, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn network_dropped(&self) -> u64 {
@@ -774,7 +718,7 @@ impl Tab {
         // tick. (Waiters only: a frozen tab keeps no pending nudge.)
         loop {
             if needs_frames {
-                self.frame_nudge.notify_waiters();
+                self.frames.nudge.notify_waiters();
             }
             tokio::select! {
                 response = &mut response => return Ok(Some(response?.result)),
