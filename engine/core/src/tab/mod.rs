@@ -40,12 +40,14 @@ use tokio::task::JoinHandle;
 
 pub mod frames;
 pub mod network;
+pub mod observation;
 pub mod prompts;
 pub mod refs;
 pub mod session;
 pub mod snapshot;
 
 pub use frames::{CachedFrame, Frames};
+use observation::Observation;
 pub use prompts::{PendingDialog, PendingFileChooser, PendingSelect, Prompts};
 pub use session::PageSession;
 
@@ -89,11 +91,6 @@ struct TabState {
     pending_reason: Option<String>,
     /// Features of the page's last `window.open`, to tell popup windows from tabs.
     last_window_open: Option<Vec<String>>,
-    refs: crate::refs::RefTable,
-    /// Bumped by every action and navigation; a cached snapshot is valid
-    /// only for the epoch it was taken in.
-    epoch: u64,
-    snapshot: Option<crate::snapshot::CachedSnapshot>,
     /// The `userId` whose browser context holds this tab.
     owner: Option<String>,
     /// `--allow-scheme`: what `navigate_to` accepts besides the web's schemes.
@@ -117,6 +114,8 @@ pub struct Tab {
     state: StdMutex<TabState>,
     /// Dialogs, file choosers and selects waiting for an answer.
     pub prompts: Prompts,
+    /// The ref table and the cached snapshot.
+    observation: Observation,
     self_ref: Weak<Tab>,
     /// The tab's captured calls and the bodies being fetched.
     network: NetworkCapture,
@@ -186,6 +185,7 @@ impl Tab {
             self_ref: self_ref.clone(),
             network: NetworkCapture::default(),
             prompts: Prompts::default(),
+            observation: Observation::default(),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -362,13 +362,11 @@ impl Tab {
                 None
             }
             RawEvent::Navigated(e) => {
-                state.epoch += 1;
-                state.snapshot = None;
-                if e.frame.parent_id.is_none() {
-                    state.refs.page_navigated();
+                let main = e.frame.parent_id.is_none();
+                self.observation.navigated(e.frame.id.inner(), main);
+                if main {
                     state.child_frames.clear();
                 } else {
-                    state.refs.frame_navigated(e.frame.id.inner());
                     state.child_frames.insert(e.frame.id.inner().clone());
                 }
                 if e.frame.parent_id.is_none() {
@@ -496,30 +494,24 @@ impl Tab {
     }
 
     pub fn with_refs<T>(&self, f: impl FnOnce(&mut crate::refs::RefTable) -> T) -> T {
-        f(&mut self.state.lock().unwrap().refs)
+        self.observation.with_refs(f)
     }
 
     /// Invalidates the cached snapshot: an action is about to change the page.
     pub fn bump_epoch(&self) {
-        let mut state = self.state.lock().unwrap();
-        state.epoch += 1;
-        state.snapshot = None;
+        self.observation.bump_epoch()
     }
 
     pub fn epoch(&self) -> u64 {
-        self.state.lock().unwrap().epoch
+        self.observation.epoch()
     }
 
     pub fn cached_snapshot(&self) -> Option<crate::snapshot::CachedSnapshot> {
-        let state = self.state.lock().unwrap();
-        state.snapshot.clone().filter(|s| s.epoch == state.epoch)
+        self.observation.cached_snapshot()
     }
 
     pub fn cache_snapshot(&self, snapshot: crate::snapshot::CachedSnapshot) {
-        let mut state = self.state.lock().unwrap();
-        if snapshot.epoch == state.epoch {
-            state.snapshot = Some(snapshot);
-        }
+        self.observation.cache_snapshot(snapshot)
     }
 
     pub fn pending_dialog(&self) -> Option<PendingDialog> {
