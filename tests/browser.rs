@@ -1383,6 +1383,16 @@ fn the_openapi_document_validates_and_lists_every_route_the_readme_names() {
             doc["paths"]["/tabs/{tab_id}/navigate"]["post"]["x-mcp-tool"],
             "browser_navigate"
         );
+        // Answers are typed too.
+        let created = &doc["paths"]["/tabs"]["post"]["responses"]["201"]["content"]["application/json"]
+            ["schema"];
+        assert!(created["properties"]["id"].is_object(), "{created}");
+        let executed = &doc["paths"]["/tabs/{tab_id}/execute"]["post"]["responses"]["200"]["content"]
+            ["application/json"]["schema"];
+        assert!(
+            executed["properties"]["result"]["properties"]["type"].is_object(),
+            "{executed}"
+        );
         // The envelope's events are typed: every event type is in the schema.
         let envelope =
             doc["paths"]["/tabs/{tab_id}/navigate"]["post"]["responses"]["200"].to_string();

@@ -1,8 +1,9 @@
 //! Reading and running things in a page: wait, screenshots, script, text.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
+use wabp_core::engine::answers;
 use wabp_core::{ActionOptions, Error};
 
 use super::{Options, TabRef, json};
@@ -53,6 +54,19 @@ struct Execute {
     /// The same as `script` (MCP's name for it).
     #[serde(default)]
     expression: Option<String>,
+}
+
+/// What `execute` answers.
+#[derive(Serialize, JsonSchema)]
+struct Executed {
+    result: answers::Evaluation,
+}
+
+/// What `text` answers.
+#[derive(Serialize, JsonSchema)]
+struct TextAnswer {
+    /// The text, or `null` when nothing matches the selector.
+    text: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -142,10 +156,12 @@ pub fn operations() -> Vec<Operation> {
                     Error::invalid("missing field \"script\" (or \"expression\"): the JavaScript to evaluate")
                 })?;
                 let tab = input.tab.resolve(&ctx)?;
-                json(json!({ "result": ctx.engine.execute(&ctx.caller, &tab, &script).await? }))
+                let result = ctx.engine.execute(&ctx.caller, &tab, &script).await?;
+                json(super::to_json(&Executed { result })?)
             },
         )
         .post("/tabs/{tab_id}/execute")
+        .answers::<Executed>()
         .tool("browser_execute_javascript")
         .scope(Scope::Act),
         Operation::new(
@@ -157,10 +173,11 @@ pub fn operations() -> Vec<Operation> {
                     .engine
                     .text(&ctx.caller, &tab, input.selector.as_deref())
                     .await?;
-                json(json!({ "text": text }))
+                json(super::to_json(&TextAnswer { text })?)
             },
         )
         .post("/tabs/{tab_id}/text")
+        .answers::<TextAnswer>()
         .tool("browser_get_text")
         .presented(Presentation::TextField("text")),
     ]

@@ -130,7 +130,7 @@ struct Downloads {
 
 fn dialog_state(ctx: &Ctx, tab: &str) -> impl Future<Output = Result<Value>> {
     let (engine, caller, tab) = (ctx.engine.clone(), ctx.caller.clone(), tab.to_string());
-    async move { engine.dialog(&caller, &tab).await }
+    async move { super::to_json(&engine.dialog(&caller, &tab).await?) }
 }
 
 fn downloads_list(ctx: &Ctx, list: DownloadList) -> Result<Value> {
@@ -169,7 +169,8 @@ pub fn operations() -> Vec<Operation> {
                 json(dialog_state(&ctx, &tab).await?)
             },
         )
-        .get("/tabs/{tab_id}/dialog"),
+        .get("/tabs/{tab_id}/dialog")
+        .answers::<wabp_core::engine::answers::DialogState>(),
         Operation::new(
             "dialog_accept",
             "Accept the tab's pending dialog (with text for a prompt).",

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use wabp_core::engine::TabSummary;
+use wabp_core::engine::answers;
 
 use super::{Nothing, Options, TabRef, json};
 use crate::{Operation, Output, Scope};
@@ -59,20 +60,21 @@ pub fn operations() -> Vec<Operation> {
             "create_tab",
             "Open a new tab, optionally on a URL; returns its id.",
             |ctx, input: CreateTab| async move {
-                json(
-                    ctx.engine
-                        .create_tab(
-                            &ctx.caller,
-                            input.url.as_deref(),
-                            input.active.unwrap_or(true),
-                            input.index.map(|i| i as usize),
-                        )
-                        .await?,
-                )
+                let created = ctx
+                    .engine
+                    .create_tab(
+                        &ctx.caller,
+                        input.url.as_deref(),
+                        input.active.unwrap_or(true),
+                        input.index.map(|i| i as usize),
+                    )
+                    .await?;
+                json(super::to_json(&created)?)
             },
         )
         .post("/tabs")
         .created()
+        .answers::<answers::CreatedTab>()
         .tool("browser_new_tab")
         .scope(Scope::Act),
         Operation::new(
@@ -80,10 +82,11 @@ pub fn operations() -> Vec<Operation> {
             "One tab: id, url, title, whether it is loading.",
             |ctx, input: TabRef| async move {
                 let tab = input.resolve(&ctx)?;
-                json(ctx.engine.tab_info(&ctx.caller, &tab).await?)
+                json(super::to_json(&ctx.engine.tab_info(&ctx.caller, &tab).await?)?)
             },
         )
-        .get("/tabs/{tab_id}"),
+        .get("/tabs/{tab_id}")
+        .answers::<answers::TabInfo>(),
         Operation::new("close_tab", "Close a tab.", |ctx, input: TabRef| async move {
             let tab = input.resolve(&ctx)?;
             ctx.engine.close_tab(&ctx.caller, &tab).await?;
@@ -97,10 +100,11 @@ pub fn operations() -> Vec<Operation> {
             "Make a tab the caller's active one (and bring it to the front).",
             |ctx, input: TabRef| async move {
                 let tab = input.resolve(&ctx)?;
-                json(ctx.engine.activate_tab(&ctx.caller, &tab).await?)
+                json(super::to_json(&ctx.engine.activate_tab(&ctx.caller, &tab).await?)?)
             },
         )
         .post("/tabs/{tab_id}/activate")
+        .answers::<answers::Activated>()
         .tool("browser_activate_tab")
         .scope(Scope::Act),
         Operation::new(
@@ -108,10 +112,11 @@ pub fn operations() -> Vec<Operation> {
             "Stop loading the tab's page.",
             |ctx, input: TabRef| async move {
                 let tab = input.resolve(&ctx)?;
-                json(ctx.engine.stop_tab(&ctx.caller, &tab).await?)
+                json(super::to_json(&ctx.engine.stop_tab(&ctx.caller, &tab).await?)?)
             },
         )
         .post("/tabs/{tab_id}/stop")
+        .answers::<answers::Stopped>()
         .scope(Scope::Act),
         Operation::new(
             "navigate",

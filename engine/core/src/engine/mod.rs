@@ -3,6 +3,7 @@
 //! submodules: `users` (per-user contexts and limits), `oneshot` (captures
 //! in a context of their own), `observe` (snapshots and browser-use state).
 
+pub mod answers;
 pub mod observe;
 pub mod oneshot;
 pub mod users;
@@ -706,10 +707,15 @@ impl Engine {
         Ok(out)
     }
 
-    pub async fn tab_info(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+    pub async fn tab_info(&self, caller: &Caller, tab_id: &str) -> Result<answers::TabInfo> {
         let tab = self.tab(caller, tab_id)?;
         let (url, title) = tab.info().await?;
-        Ok(json!({ "id": tab.id, "url": url, "title": title, "loading": tab.is_loading() }))
+        Ok(answers::TabInfo {
+            id: tab.id.clone(),
+            url,
+            title,
+            loading: tab.is_loading(),
+        })
     }
 
     /// Opens a tab (201 in REST), in the caller's browser context when the
@@ -720,7 +726,7 @@ impl Engine {
         url: Option<&str>,
         active: bool,
         index: Option<usize>,
-    ) -> Result<Value> {
+    ) -> Result<answers::CreatedTab> {
         self.ensure_ready()?;
         self.ensure_agent_mode()?;
         let url = url.unwrap_or("about:blank");
@@ -740,7 +746,10 @@ impl Engine {
                 .await
                 .ok();
         }
-        Ok(json!({ "id": tab.id, "url": url }))
+        Ok(answers::CreatedTab {
+            id: tab.id.clone(),
+            url: url.to_string(),
+        })
     }
 
     pub async fn close_tab(&self, caller: &Caller, tab_id: &str) -> Result<()> {
@@ -753,7 +762,7 @@ impl Engine {
         Ok(())
     }
 
-    pub async fn activate_tab(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+    pub async fn activate_tab(&self, caller: &Caller, tab_id: &str) -> Result<answers::Activated> {
         let tab = self.tab(caller, tab_id)?;
         tab.session
             .execute(ActivateTargetParams::new(tab.target_id.clone()))
@@ -769,7 +778,11 @@ impl Engine {
             .iter()
             .position(|t| t.id == tab_id)
             .unwrap_or(0);
-        Ok(json!({ "status": "activated", "tab_id": tab.id, "index": index }))
+        Ok(answers::Activated {
+            status: "activated".into(),
+            tab_id: tab.id.clone(),
+            index,
+        })
     }
 
     /// The caller's active tab: the last one it activated or opened active.
@@ -777,10 +790,13 @@ impl Engine {
         self.active_tabs.lock().unwrap().get(caller).cloned()
     }
 
-    pub async fn stop_tab(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+    pub async fn stop_tab(&self, caller: &Caller, tab_id: &str) -> Result<answers::Stopped> {
         let tab = self.tab(caller, tab_id)?;
         tab.session.execute(StopLoadingParams::default()).await?;
-        Ok(json!({ "status": "stopped", "tab_id": tab.id }))
+        Ok(answers::Stopped {
+            status: "stopped".into(),
+            tab_id: tab.id.clone(),
+        })
     }
 
     // ---- actions ----
@@ -982,7 +998,12 @@ impl Engine {
     }
 
     /// `POST /execute`: `{"value", "type"}`.
-    pub async fn execute(&self, caller: &Caller, tab_id: &str, script: &str) -> Result<Value> {
+    pub async fn execute(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        script: &str,
+    ) -> Result<answers::Evaluation> {
         self.ensure_agent_mode()?;
         let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
@@ -996,7 +1017,7 @@ impl Engine {
         // The script may have changed the page: the last frame is stale.
         tab.set_last_frame(None);
         let (value, kind) = result?;
-        Ok(json!({ "value": value, "type": kind }))
+        Ok(answers::Evaluation { value, kind })
     }
 
     /// `POST /text`: the element's (or body's) innerText; `None` when nothing matches.
@@ -1022,13 +1043,14 @@ impl Engine {
             .map(str::to_string))
     }
 
-    pub async fn dialog(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
+    pub async fn dialog(&self, caller: &Caller, tab_id: &str) -> Result<answers::DialogState> {
         let tab = self.tab(caller, tab_id)?;
-        Ok(match tab.pending_dialog() {
-            Some(d) => {
-                json!({ "present": true, "dialog_type": d.dialog_type, "message": d.message, "default_prompt": d.default_prompt })
-            }
-            None => json!({ "present": false }),
+        let dialog = tab.pending_dialog();
+        Ok(answers::DialogState {
+            present: dialog.is_some(),
+            dialog_type: dialog.as_ref().map(|d| d.dialog_type.clone()),
+            message: dialog.as_ref().map(|d| d.message.clone()),
+            default_prompt: dialog.map(|d| d.default_prompt),
         })
     }
 
