@@ -1,0 +1,240 @@
+//! Answering what pages ask: the JavaScript dialog, file choosers and
+//! `<select>` popups, each narrowed to the caller's tabs.
+
+use super::*;
+
+impl Engine {
+    pub async fn dialog(&self, caller: &Caller, tab_id: &str) -> Result<answers::DialogState> {
+        let tab = self.tab(caller, tab_id)?;
+        let dialog = tab.pending_dialog();
+        Ok(answers::DialogState {
+            present: dialog.is_some(),
+            dialog_type: dialog.as_ref().map(|d| d.dialog_type.clone()),
+            message: dialog.as_ref().map(|d| d.message.clone()),
+            default_prompt: dialog.map(|d| d.default_prompt),
+        })
+    }
+
+    pub async fn handle_dialog(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        accept: bool,
+        prompt_text: Option<String>,
+    ) -> Result<Value> {
+        use chromiumoxide::cdp::browser_protocol::page::HandleJavaScriptDialogParams;
+        self.ensure_agent_mode()?;
+        let tab = self.tab(caller, tab_id)?;
+        if tab.pending_dialog().is_none() {
+            return Err(Error::new(
+                ErrorCode::DialogNotPresent,
+                format!("no dialog is open in tab {tab_id}"),
+            ));
+        }
+        let mut params = HandleJavaScriptDialogParams::new(accept);
+        params.prompt_text = prompt_text;
+        tab.session.execute(params).await?;
+        tab.clear_dialog();
+        // An action that opened the dialog left the page running (the
+        // renderer was inside the dialog); freeze it now.
+        execution::freeze(&tab).await?;
+        Ok(json!({ "success": true }))
+    }
+
+    // ---- file choosers, selects, downloads ----
+
+    fn find_tab<T>(&self, find: impl Fn(&Tab) -> Option<T>) -> Option<(Arc<Tab>, T)> {
+        self.tabs
+            .read()
+            .unwrap()
+            .iter()
+            .find_map(|t| find(t).map(|found| (t.clone(), found)))
+    }
+
+    /// `POST /file-chooser/{id}`: files for an open chooser in one of
+    /// `user`'s tabs, or cancel.
+    pub async fn answer_file_chooser(
+        &self,
+        chooser_id: &str,
+        files: Option<Vec<String>>,
+        save_path: Option<String>,
+        cancel: bool,
+        caller: &Caller,
+    ) -> Result<Value> {
+        self.ensure_agent_mode()?;
+        let (tab, chooser) = self
+            .find_tab(|t| {
+                caller
+                    .owns(t.owner().as_deref())
+                    .then(|| t.pending_file_chooser(chooser_id))
+                    .flatten()
+            })
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::FileChooserNotPresent,
+                    format!("File chooser {chooser_id} not found or already closed"),
+                )
+            })?;
+        if cancel {
+            tab.remove_file_chooser(chooser_id);
+            let event = report_event(
+                &tab,
+                TabEvent::FileChooserCancelled(events::FileChooserCancelled {
+                    id: chooser.id.clone(),
+                    tab_id: tab.id.clone(),
+                    chooser_type: chooser.chooser_type.to_string(),
+                }),
+            )
+            .await;
+            return Ok(json!({ "success": true, "cancelled": true, "events": [event] }));
+        }
+        if save_path.is_some() {
+            return Err(Error::invalid(format!(
+                "file chooser {chooser_id} is an {} chooser: send \"files\", not \"path\"",
+                chooser.chooser_type
+            )));
+        }
+        let files = files.ok_or_else(|| {
+            Error::invalid("send \"files\" (a list of paths) or \"cancel\": true")
+        })?;
+        if files.is_empty() {
+            return Err(Error::invalid("\"files\" must list at least one path"));
+        }
+        if files.len() > 1 && chooser.chooser_type == "open" {
+            return Err(Error::invalid(format!(
+                "file chooser {chooser_id} takes one file, got {}",
+                files.len()
+            )));
+        }
+        let mut absolute = Vec::with_capacity(files.len());
+        for file in &files {
+            let path = std::path::Path::new(file);
+            let meta = std::fs::metadata(path).map_err(|_| {
+                Error::new(
+                    ErrorCode::FileNotFound,
+                    format!("file {file} does not exist"),
+                )
+            })?;
+            if !meta.is_file() || std::fs::File::open(path).is_err() {
+                return Err(Error::new(
+                    ErrorCode::FileNotReadable,
+                    format!("file {file} exists but cannot be read"),
+                ));
+            }
+            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            // The history, screenshots and browser profile (cookies) of every
+            // user live there; downloads may go back up.
+            let inside = |dir: &std::path::Path| {
+                std::fs::canonicalize(dir).is_ok_and(|dir| canonical.starts_with(dir))
+            };
+            if inside(&self.config.session_dir) && !inside(&self.downloads_dir()) {
+                return Err(Error::invalid(format!(
+                    "file {file} is in the engine's session folder, whose files can't be uploaded"
+                )));
+            }
+            absolute.push(canonical.display().to_string());
+        }
+        let mut params = SetFileInputFilesParams::new(absolute.clone());
+        params.backend_node_id = chooser.backend_node_id;
+        tab.session.execute(params).await?;
+        tab.remove_file_chooser(chooser_id);
+        tab.set_last_frame(None);
+        let event = report_event(
+            &tab,
+            TabEvent::FileSelected(events::FileSelected {
+                id: chooser.id.clone(),
+                tab_id: tab.id.clone(),
+                chooser_type: chooser.chooser_type.to_string(),
+                files: absolute,
+            }),
+        )
+        .await;
+        Ok(json!({ "success": true, "events": [event] }))
+    }
+
+    /// `POST /select/{id}`: picks options of an intercepted `<select>`.
+    pub async fn answer_select(
+        &self,
+        popup_id: &str,
+        indices: Option<Vec<u64>>,
+        cancel: bool,
+        caller: &Caller,
+    ) -> Result<Value> {
+        self.ensure_agent_mode()?;
+        let (tab, select) = self
+            .find_tab(|t| {
+                caller
+                    .owns(t.owner().as_deref())
+                    .then(|| t.pending_select(popup_id))
+                    .flatten()
+            })
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::NotFound,
+                    format!("Select popup {popup_id} not found or already closed"),
+                )
+            })?;
+        let token =
+            serde_json::to_string(&select.token).map_err(|e| Error::internal(e.to_string()))?;
+        if cancel {
+            tab.remove_select(popup_id);
+            tab.evaluate_json(&format!(
+                "window.__wabpSelect && window.__wabpSelect.cancel({token})"
+            ))
+            .await?;
+            return Ok(json!({ "success": true, "cancelled": true }));
+        }
+        let indices = indices.ok_or_else(|| {
+            Error::invalid("send \"indices\" (a list of option indices) or \"cancel\": true")
+        })?;
+        if indices.is_empty() {
+            return Err(Error::invalid("\"indices\" must list at least one option"));
+        }
+        if !select.multiple && indices.len() > 1 {
+            return Err(Error::invalid(format!(
+                "select {popup_id} takes one option, got {}",
+                indices.len()
+            )));
+        }
+        if let Some(bad) = indices.iter().find(|i| **i as usize >= select.option_count) {
+            return Err(Error::invalid(format!(
+                "option index {bad} is out of range: the select has {} options",
+                select.option_count
+            )));
+        }
+        let _turn = tab.turn(TURN_LIMIT).await?;
+        let result = tab
+            .evaluate_json(&format!(
+                "window.__wabpSelect ? window.__wabpSelect.apply({token}, {}) : {{ error: 'the page was replaced' }}",
+                json!(indices)
+            ))
+            .await?;
+        tab.remove_select(popup_id);
+        tab.set_last_frame(None);
+        if let Some(error) = result.get("error").and_then(Value::as_str) {
+            return Err(Error::new(
+                ErrorCode::NotFound,
+                format!("Select popup {popup_id}: {error}"),
+            ));
+        }
+        Ok(json!({ "success": true, "value": result.get("value") }))
+    }
+}
+
+/// An event that happens outside any action (answering a file chooser): sent
+/// to whoever watches the tab and returned in the response, stamped with the
+/// page's clock.
+async fn report_event(tab: &Tab, event: TabEvent) -> Value {
+    let virtual_time_ms = tab
+        .evaluate_json("Date.now()")
+        .await
+        .ok()
+        .and_then(|v| v.as_f64())
+        .unwrap_or_else(now_ms);
+    tab.emit(TabSignal::Event(event.clone()));
+    serde_json::to_value(events::StampedEvent {
+        event,
+        virtual_time_ms,
+    })
+    .unwrap_or_default()
+}
