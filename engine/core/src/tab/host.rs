@@ -1,0 +1,236 @@
+//! The tab as the action loop and the plugins see it: `ActionTab` (what
+//! the loop needs) and `PageHost` (the host capabilities a plugin calls,
+//! after the plugin host checked its grants).
+
+use super::*;
+
+/// What the action loop needs of a tab (see `action.rs`).
+#[async_trait]
+impl crate::action::ActionTab for Tab {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn owner(&self) -> Option<String> {
+        Tab::owner(self)
+    }
+    async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
+        Tab::turn(self, limit).await
+    }
+    fn invalidate_snapshot(&self) {
+        self.bump_epoch();
+    }
+    fn pointer(&self) -> Option<(f64, f64)> {
+        Tab::pointer(self)
+    }
+    fn dialog_pending(&self) -> bool {
+        self.pending_dialog().is_some()
+    }
+    fn last_frame(&self) -> Option<CachedFrame> {
+        Tab::last_frame(self)
+    }
+    fn set_last_frame(&self, frame: Option<CachedFrame>) {
+        Tab::set_last_frame(self, frame)
+    }
+    fn subscribe(&self) -> broadcast::Receiver<TabSignal> {
+        Tab::subscribe(self)
+    }
+    async fn thaw(&self) -> Result<()> {
+        crate::execution::thaw(self).await
+    }
+    async fn freeze(&self) -> Result<bool> {
+        crate::execution::freeze(self).await
+    }
+    async fn capture(
+        &self,
+        registry: &dyn crate::plugin::PluginRegistry,
+        options: &crate::capture::CaptureOptions,
+    ) -> Result<(
+        crate::capture::Screenshot,
+        ViewportInfo,
+        crate::capture::CaptureTiming,
+    )> {
+        let (shot, layout, timing) =
+            crate::capture::take_screenshot(self, registry, options).await?;
+        Ok((shot, layout.viewport, timing))
+    }
+    async fn viewport(&self) -> Result<(ViewportInfo, f64)> {
+        let value = self.evaluate_json(VIEWPORT_JS).await?;
+        Ok((parse_viewport(&value), crate::clock::page_clock(&value)))
+    }
+    async fn bodies_settled(&self, limit: Duration) {
+        Tab::bodies_settled(self, limit).await
+    }
+    fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
+        Tab::network_calls_since(self, since_ms, types)
+    }
+}
+
+#[async_trait]
+impl PageHost for Tab {
+    async fn mouse_move(&self, x: f64, y: f64) -> HostResult<()> {
+        Ok(self
+            .mouse(
+                DispatchMouseEventType::MouseMoved,
+                x,
+                y,
+                MouseButton::None,
+                0,
+                Modifiers::default(),
+            )
+            .await?)
+    }
+    async fn mouse_down(
+        &self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> HostResult<()> {
+        Ok(self
+            .mouse(
+                DispatchMouseEventType::MousePressed,
+                x,
+                y,
+                button,
+                click_count,
+                modifiers,
+            )
+            .await?)
+    }
+    async fn mouse_up(
+        &self,
+        x: f64,
+        y: f64,
+        button: MouseButton,
+        click_count: u32,
+        modifiers: Modifiers,
+    ) -> HostResult<()> {
+        Ok(self
+            .mouse(
+                DispatchMouseEventType::MouseReleased,
+                x,
+                y,
+                button,
+                click_count,
+                modifiers,
+            )
+            .await?)
+    }
+    async fn mouse_wheel(
+        &self,
+        x: f64,
+        y: f64,
+        delta_x: f64,
+        delta_y: f64,
+        modifiers: Modifiers,
+    ) -> HostResult<()> {
+        check_point(x, y)?;
+        check_point(delta_x, delta_y)?;
+        let params = DispatchMouseEventParams::builder()
+            .r#type(DispatchMouseEventType::MouseWheel)
+            .x(x)
+            .y(y)
+            .delta_x(delta_x)
+            .delta_y(delta_y)
+            .modifiers(modifiers.cdp_mask())
+            .build()
+            .map_err(HostError::Failed)?;
+        self.set_pointer(x, y);
+        self.execute_unless_dialog(params, true).await?;
+        Ok(())
+    }
+    async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
+        Ok(self
+            .key(DispatchKeyEventType::KeyDown, key, modifiers)
+            .await?)
+    }
+    async fn key_up(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
+        Ok(self
+            .key(DispatchKeyEventType::KeyUp, key, modifiers)
+            .await?)
+    }
+    async fn key_press(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
+        if key_definition(key).is_none() && key.chars().count() > 1 {
+            return Err(HostError::Invalid(format!("unknown key {key:?}")));
+        }
+        if key_definition(key).is_none() {
+            // A character with no key (e.g. a control character): type it.
+            return self.insert_text(key).await;
+        }
+        self.key(DispatchKeyEventType::KeyDown, key, modifiers)
+            .await?;
+        Ok(self
+            .key(DispatchKeyEventType::KeyUp, key, modifiers)
+            .await?)
+    }
+    async fn insert_text(&self, text: &str) -> HostResult<()> {
+        self.execute_unless_dialog(InsertTextParams::new(text), true)
+            .await?;
+        Ok(())
+    }
+    async fn query_selector_all(&self, selector: &str) -> HostResult<Vec<ElementBox>> {
+        let function = format!(
+            "(sel) => {{ {BOX_OF}; let els; try {{ els = Array.from(document.querySelectorAll(sel)).slice(0, 1000); }} catch (e) {{ return {{ error: 'invalid selector ' + JSON.stringify(sel) + ': ' + e.message }}; }} return els.map(boxOf); }}"
+        );
+        let value = self
+            .call_page(&function, &Value::String(selector.to_string()))
+            .await?;
+        if let Some(err) = page_error(&value) {
+            return Err(err);
+        }
+        Ok(value
+            .as_array()
+            .map(|a| a.iter().filter_map(parse_box).collect())
+            .unwrap_or_default())
+    }
+    async fn element_at(&self, x: f64, y: f64) -> HostResult<Option<ElementBox>> {
+        let function = format!(
+            "(p) => {{ {BOX_OF}; const el = document.elementFromPoint(p[0], p[1]); return el ? boxOf(el) : null; }}"
+        );
+        let value = self
+            .call_page(&function, &serde_json::json!([x, y]))
+            .await?;
+        Ok(parse_box(&value))
+    }
+    async fn viewport(&self) -> HostResult<ViewportInfo> {
+        Ok(parse_viewport(&self.evaluate_json(VIEWPORT_JS).await?))
+    }
+    async fn scroll_into_view(&self, selector: &str) -> HostResult<ElementBox> {
+        let function = format!(
+            "(sel) => {{ {BOX_OF}; let el; try {{ el = document.querySelector(sel); }} catch (e) {{ return {{ error: 'invalid selector: ' + e.message }}; }} if (!el) return {{ error: 'no element matches ' + JSON.stringify(sel) }}; el.scrollIntoView({{ block: 'center', inline: 'center', behavior: 'instant' }}); return boxOf(el); }}"
+        );
+        let value = self
+            .call_page(&function, &Value::String(selector.to_string()))
+            .await?;
+        if let Some(err) = page_error(&value) {
+            return Err(err);
+        }
+        parse_box(&value).ok_or_else(|| HostError::Failed("no element box".into()))
+    }
+    async fn locate(&self, target: &Target) -> HostResult<Located> {
+        self.locate_target(target).await
+    }
+    async fn focus(&self, target: &Target, select_all: bool) -> HostResult<ElementBox> {
+        self.focus_target(target, select_all).await
+    }
+    async fn dispatch_change(&self, target: &Target) -> HostResult<()> {
+        self.dispatch_change_on(target).await
+    }
+    async fn evaluate(&self, expression: &str) -> HostResult<String> {
+        let (value, _) = self.evaluate_value(expression).await?;
+        Ok(value.to_string())
+    }
+    async fn navigate(&self, url: &str, referrer: Option<&str>) -> HostResult<()> {
+        Ok(self.navigate_to(url, referrer).await?)
+    }
+    async fn back(&self) -> HostResult<()> {
+        Ok(self.history_step(-1).await?)
+    }
+    async fn forward(&self) -> HostResult<()> {
+        Ok(self.history_step(1).await?)
+    }
+    async fn reload(&self) -> HostResult<()> {
+        Ok(self.reload_page().await?)
+    }
+}
