@@ -156,6 +156,12 @@ impl WabpMcp {
         let name = name.to_string();
         let args = arguments.unwrap_or_default();
         let started = std::time::Instant::now();
+        // The user's session is busy for the whole call (the HTTP layer's
+        // count ends when the event stream starts), so it is never evicted
+        // mid-call.
+        let _activity = caller
+            .user_id()
+            .map(|user| ctx.services.engine.user_activity(user));
         // Own task: a panic ends this call only.
         let task = tokio::spawn({
             let name = name.clone();
