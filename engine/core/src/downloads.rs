@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::events::{self, TabEvent};
 use serde_json::{Value, json};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DownloadState {
     InProgress,
@@ -30,7 +30,7 @@ impl DownloadState {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Download {
     pub id: String,
     #[serde(skip)]

@@ -11,7 +11,7 @@ pub const BUFFER_CALLS: usize = 1000;
 /// Bodies are cut at this many bytes (the cut is recorded).
 pub const BODY_LIMIT: usize = 256 * 1024;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct NetworkCall {
     pub id: String,
     pub tab_id: String,

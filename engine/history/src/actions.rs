@@ -43,7 +43,7 @@ pub struct NewAction {
     pub user_id: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActionRecord {
     pub id: String,
     pub session_id: String,

@@ -23,7 +23,7 @@ pub struct NewEvent {
 
 /// A recorded event. Serialised with `type` for `event_type`, like the
 /// events in an action envelope.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EventRecord {
     pub id: String,
     pub session_id: String,

@@ -12,7 +12,7 @@ use crate::sql::{Conditions, RowOwner, json_column};
 
 /// One HTTP call, in the ABP `GET /network` JSON shape. The extension fields
 /// (`session_id`, truncation flags, `body_encoding`) are omitted when unset.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NetworkCall {
     /// Assigned by `save_network_calls`; whatever the caller put here is replaced.
     #[serde(default)]

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::error::{Error, Failure};
 use crate::sql::{json_column, json_text};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionRecord {
     pub id: String,
     pub started_ms: i64,

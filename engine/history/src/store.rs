@@ -39,7 +39,9 @@ impl Default for HistoryOptions {
 }
 
 /// Row counts removed by [`HistoryStore::delete_all`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct DeletedCounts {
     pub sessions: usize,
     pub actions: usize,

@@ -3,10 +3,12 @@
 //! another user's action or event is not found.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use wabp_core::{Error, ErrorCode, Result};
-use wabp_history::{ActionFilter, EventFilter, HistoryStore, RowOwner, ScreenshotKind};
+use wabp_history::{
+    ActionFilter, ActionRecord, EventFilter, EventRecord, HistoryStore, RowOwner, ScreenshotKind,
+    SessionRecord,
+};
 
 use super::{Nothing, json, to_json};
 use crate::{Ctx, Operation, Output, Scope, history_error};
@@ -26,6 +28,30 @@ fn owner(ctx: &Ctx) -> RowOwner {
 
 fn not_found(what: &str, id: &str) -> Error {
     Error::new(ErrorCode::NotFound, format!("{what} {id} not found"))
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Sessions {
+    sessions: Vec<SessionRecord>,
+    total: usize,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Actions {
+    actions: Vec<ActionRecord>,
+    total: usize,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Events {
+    events: Vec<EventRecord>,
+    total: usize,
+}
+
+/// How many records were deleted.
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct Deleted {
+    pub(crate) deleted: usize,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -58,10 +84,12 @@ pub fn operations() -> Vec<Operation> {
             "The engine's recorded sessions.",
             |ctx, _: Nothing| async move {
                 let sessions = store(&ctx)?.list_sessions().await.map_err(history_error)?;
-                json(json!({ "sessions": to_json(&sessions)?, "total": sessions.len() }))
+                let total = sessions.len();
+                json(to_json(&Sessions { sessions, total })?)
             },
         )
-        .get("/history/sessions"),
+        .get("/history/sessions")
+        .answers::<Sessions>(),
         Operation::new(
             "history_current_session",
             "The session being recorded now.",
@@ -74,7 +102,8 @@ pub fn operations() -> Vec<Operation> {
                 json(to_json(&session)?)
             },
         )
-        .get("/history/sessions/current"),
+        .get("/history/sessions/current")
+        .answers::<SessionRecord>(),
         Operation::new(
             "history_session",
             "One recorded session.",
@@ -87,7 +116,8 @@ pub fn operations() -> Vec<Operation> {
                 json(to_json(&session)?)
             },
         )
-        .get("/history/sessions/{id}"),
+        .get("/history/sessions/{id}")
+        .answers::<SessionRecord>(),
         Operation::new(
             "history_export",
             "A session with the caller's actions and events, as one JSON document.",
@@ -114,10 +144,12 @@ pub fn operations() -> Vec<Operation> {
                     .list_actions(filter)
                     .await
                     .map_err(history_error)?;
-                json(json!({ "actions": to_json(&actions)?, "total": actions.len() }))
+                let total = actions.len();
+                json(to_json(&Actions { actions, total })?)
             },
         )
-        .get("/history/actions"),
+        .get("/history/actions")
+        .answers::<Actions>(),
         Operation::new(
             "history_delete_actions",
             "Delete the caller's recorded actions that match the filter.",
@@ -130,10 +162,11 @@ pub fn operations() -> Vec<Operation> {
                     .delete_actions(filter)
                     .await
                     .map_err(history_error)?;
-                json(json!({ "deleted": deleted }))
+                json(to_json(&Deleted { deleted })?)
             },
         )
         .delete("/history/actions")
+        .answers::<Deleted>()
         .scope(Scope::Act),
         Operation::new(
             "history_action",
@@ -148,7 +181,8 @@ pub fn operations() -> Vec<Operation> {
                 json(to_json(&action)?)
             },
         )
-        .get("/history/actions/{id}"),
+        .get("/history/actions/{id}")
+        .answers::<ActionRecord>(),
         Operation::new(
             "history_action_screenshot",
             "A recorded action's screenshot (WebP), after the action or before it.",
@@ -182,10 +216,12 @@ pub fn operations() -> Vec<Operation> {
                     .list_events(filter)
                     .await
                     .map_err(history_error)?;
-                json(json!({ "events": to_json(&events)?, "total": events.len() }))
+                let total = events.len();
+                json(to_json(&Events { events, total })?)
             },
         )
-        .get("/history/events"),
+        .get("/history/events")
+        .answers::<Events>(),
         Operation::new(
             "history_delete_events",
             "Delete the caller's recorded events that match the filter.",
@@ -198,10 +234,11 @@ pub fn operations() -> Vec<Operation> {
                     .delete_events(filter)
                     .await
                     .map_err(history_error)?;
-                json(json!({ "deleted": deleted }))
+                json(to_json(&Deleted { deleted })?)
             },
         )
         .delete("/history/events")
+        .answers::<Deleted>()
         .scope(Scope::Act),
         Operation::new(
             "history_event",
@@ -216,7 +253,8 @@ pub fn operations() -> Vec<Operation> {
                 json(to_json(&event)?)
             },
         )
-        .get("/history/events/{id}"),
+        .get("/history/events/{id}")
+        .answers::<EventRecord>(),
         Operation::new(
             "history_delete_all",
             "Delete everything recorded for the caller (the current session stays).",
@@ -229,6 +267,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .delete("/history")
+        .answers::<wabp_history::DeletedCounts>()
         .scope(Scope::Act),
     ]
 }

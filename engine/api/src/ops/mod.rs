@@ -4,7 +4,7 @@
 
 pub mod actions;
 mod browser;
-mod history;
+pub(crate) mod history;
 mod network;
 mod observe;
 mod page;

@@ -2,7 +2,7 @@
 //! and requests made by the page itself (`curl`).
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use wabp_core::{Error, ErrorCode, Result};
 use wabp_history::{HistoryStore, NetworkFilter, RowOwner};
@@ -25,6 +25,29 @@ fn narrowed(ctx: &Ctx, filter: NetworkFilter) -> NetworkFilter {
         owner: RowOwner::Only(ctx.caller.user_id().map(str::to_string)),
         ..filter
     }
+}
+
+/// Saved calls.
+#[derive(Serialize, JsonSchema)]
+struct SavedCalls {
+    total: usize,
+    calls: Vec<wabp_history::NetworkCall>,
+}
+
+/// A tab's live buffer.
+#[derive(Serialize, JsonSchema)]
+struct LiveCalls {
+    total: usize,
+    /// Calls pushed out of the buffer (it keeps the last 1,000).
+    dropped: u64,
+    calls: Vec<wabp_core::network::NetworkCall>,
+}
+
+/// How many calls were saved, and under which tag.
+#[derive(Serialize, JsonSchema)]
+struct Saved {
+    saved: usize,
+    tag: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -92,12 +115,18 @@ async fn query(ctx: &Ctx, filter: NetworkFilter) -> Result<Value> {
         .query_network(narrowed(ctx, filter))
         .await
         .map_err(history_error)?;
-    Ok(json!({ "total": calls.len(), "calls": calls }))
+    let total = calls.len();
+    super::to_json(&SavedCalls { total, calls })
 }
 
 fn live(ctx: &Ctx, tab: &str) -> Result<Value> {
     let (calls, dropped) = ctx.engine.tab_network(&ctx.caller, tab)?;
-    Ok(json!({ "total": calls.len(), "dropped": dropped, "calls": calls }))
+    let total = calls.len();
+    super::to_json(&LiveCalls {
+        total,
+        dropped,
+        calls,
+    })
 }
 
 pub fn operations() -> Vec<Operation> {
@@ -107,7 +136,8 @@ pub fn operations() -> Vec<Operation> {
             "The caller's saved network calls; each filter is a regex over that field.",
             |ctx, filter: NetworkFilter| async move { json(query(&ctx, filter).await?) },
         )
-        .get("/network"),
+        .get("/network")
+        .answers::<SavedCalls>(),
         Operation::new(
             "network_clear",
             "Delete the caller's saved network calls (those under `tag` only, if given).",
@@ -117,20 +147,25 @@ pub fn operations() -> Vec<Operation> {
                     .delete_network(input.tag.as_deref(), owner)
                     .await
                     .map_err(history_error)?;
-                json(json!({ "deleted": deleted }))
+                json(super::to_json(&super::history::Deleted { deleted })?)
             },
         )
         .delete("/network")
+        .answers::<super::history::Deleted>()
         .scope(Scope::Act),
         Operation::new(
             "network_save",
             "Save a tab's captured calls (default: the caller's active tab) under a tag.",
             |ctx, input: Save| async move {
                 let saved = save(&ctx, input.tab_id.as_deref(), &input.tag).await?;
-                json(json!({ "saved": saved, "tag": input.tag }))
+                json(super::to_json(&Saved {
+                    saved,
+                    tag: input.tag,
+                })?)
             },
         )
         .post("/network/save")
+        .answers::<Saved>()
         .scope(Scope::Act),
         Operation::new(
             "network_har",
@@ -158,7 +193,8 @@ pub fn operations() -> Vec<Operation> {
                 json(live(&ctx, &tab)?)
             },
         )
-        .get("/tabs/{tab_id}/network"),
+        .get("/tabs/{tab_id}/network")
+        .answers::<LiveCalls>(),
         Operation::new(
             "curl",
             "An HTTP request from the page itself (its cookies and credentials), even while it is frozen.",

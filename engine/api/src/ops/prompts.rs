@@ -2,8 +2,8 @@
 //! choosers, `<select>` popups, downloads, execution control.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use wabp_core::downloads::DownloadState;
 use wabp_core::{Error, Result};
 
@@ -102,6 +102,12 @@ struct DownloadList {
     limit: Option<u64>,
 }
 
+/// The caller's downloads, newest first.
+#[derive(Serialize, JsonSchema)]
+struct DownloadsList {
+    downloads: Vec<wabp_core::downloads::Download>,
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct DownloadId {
     /// The download id.
@@ -143,7 +149,9 @@ fn downloads_list(ctx: &Ctx, list: DownloadList) -> Result<Value> {
         })?),
     };
     let limit = list.limit.unwrap_or(100).clamp(1, 10_000) as usize;
-    Ok(json!({ "downloads": ctx.engine.downloads(state, limit, &ctx.caller) }))
+    to_json(&DownloadsList {
+        downloads: ctx.engine.downloads(state, limit, &ctx.caller),
+    })
 }
 
 async fn set_execution(ctx: &Ctx, tab: &str, paused: bool, initial: Option<f64>) -> Result<Output> {
@@ -290,7 +298,8 @@ pub fn operations() -> Vec<Operation> {
             "The caller's downloads, newest first.",
             |ctx, input: DownloadList| async move { json(downloads_list(&ctx, input)?) },
         )
-        .get("/downloads"),
+        .get("/downloads")
+        .answers::<DownloadsList>(),
         Operation::new(
             "download",
             "One download: state, bytes, path.",
