@@ -139,7 +139,7 @@ struct ClockTask {
 }
 
 /// What `GET /tabs/{id}/execution` answers.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExecutionState {
     pub enabled: bool,
     pub paused: bool,

@@ -1,12 +1,25 @@
 //! The engine itself: `/browser/*`, `/plugins`, `/openapi.json`.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use wabp_core::InputMode;
 
 use super::{Nothing, json};
 use crate::{Catalogue, Operation, Scope};
+
+/// ABP's status envelope.
+#[derive(Serialize, JsonSchema)]
+struct Status {
+    success: bool,
+    data: wabp_core::engine::BrowserStatus,
+}
+
+/// Who drives the browser.
+#[derive(Serialize, JsonSchema)]
+struct Mode {
+    input_mode: InputMode,
+}
 
 #[derive(Deserialize, JsonSchema)]
 struct Shutdown {
@@ -29,10 +42,14 @@ pub fn operations() -> Vec<Operation> {
             "browser_status",
             "Whether the browser is up, its components, and the frame driver.",
             |ctx, _: Nothing| async move {
-                json(json!({ "success": true, "data": ctx.engine.status() }))
+                json(super::to_json(&Status {
+                    success: true,
+                    data: ctx.engine.status(),
+                })?)
             },
         )
-        .get("/browser/status"),
+        .get("/browser/status")
+        .answers::<Status>(),
         Operation::new(
             "browser_shutdown",
             "Close the browser and stop the engine.",
@@ -68,9 +85,14 @@ pub fn operations() -> Vec<Operation> {
         Operation::new(
             "input_mode",
             "Who drives the browser now: the agent or a human.",
-            |ctx, _: Nothing| async move { json(json!({ "input_mode": ctx.engine.input_mode() })) },
+            |ctx, _: Nothing| async move {
+                json(super::to_json(&Mode {
+                    input_mode: ctx.engine.input_mode(),
+                })?)
+            },
         )
-        .get("/browser/input-mode"),
+        .get("/browser/input-mode")
+        .answers::<Mode>(),
         Operation::new(
             "set_input_mode",
             "Hand the browser to a human (pages run freely) or back to the agent (pages frozen between actions).",

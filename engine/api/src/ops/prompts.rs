@@ -228,7 +228,8 @@ pub fn operations() -> Vec<Operation> {
                 json(to_json(&ctx.engine.execution(&ctx.caller, &tab).await?)?)
             },
         )
-        .get("/tabs/{tab_id}/execution"),
+        .get("/tabs/{tab_id}/execution")
+        .answers::<wabp_core::execution::ExecutionState>(),
         Operation::new(
             "set_execution",
             "Pause or run the page between actions, and set its virtual clock.",
@@ -238,6 +239,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .post("/tabs/{tab_id}/execution")
+        .answers::<wabp_core::execution::ExecutionState>()
         .scope(Scope::Act),
         Operation::new(
             "execution_tool",

@@ -73,7 +73,7 @@ pub enum InputMode {
     Human,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct BrowserStatus {
     pub ready: bool,
     pub state: String,
@@ -85,7 +85,7 @@ pub struct BrowserStatus {
     pub executable: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
 pub struct Components {
     pub http_server: bool,
     pub browser_window: bool,
