@@ -385,3 +385,85 @@ pub async fn serve_stdio(server: WabpMcp) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("MCP stdio session ended badly: {e}"))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wabp_core::plugin::{
+        ActionHandler, ActionSpec, MarkupRenderer, PluginInfo, PluginRegistry, WaitHeuristic,
+        WaitSpec,
+    };
+
+    /// No plugins: the session logic needs none.
+    struct NoPlugins;
+
+    impl PluginRegistry for NoPlugins {
+        fn action(&self, _: &str) -> Option<Arc<dyn ActionHandler>> {
+            None
+        }
+        fn actions(&self) -> Vec<ActionSpec> {
+            Vec::new()
+        }
+        fn markup(&self, _: &str) -> Option<Arc<dyn MarkupRenderer>> {
+            None
+        }
+        fn markup_tags(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn wait(&self, _: &str) -> Option<Arc<dyn WaitHeuristic>> {
+            None
+        }
+        fn waits(&self) -> Vec<WaitSpec> {
+            Vec::new()
+        }
+        fn plugins(&self) -> Vec<PluginInfo> {
+            Vec::new()
+        }
+        fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+            tokio::sync::watch::channel(0).1
+        }
+    }
+
+    /// An engine that is never started: no browser is needed here.
+    fn server() -> WabpMcp {
+        let engine = wabp_core::Engine::new(
+            wabp_core::EngineConfig {
+                browser: Default::default(),
+                session_dir: std::env::temp_dir(),
+                pause: true,
+                user_limits: Default::default(),
+                extra_schemes: Vec::new(),
+            },
+            Arc::new(NoPlugins),
+        );
+        let services = Services {
+            engine: engine.clone(),
+            history: None,
+            shutdown: Arc::new(tokio::sync::Notify::new()),
+        };
+        WabpMcp::new(services, Arc::new(Catalogue::new(engine)))
+    }
+
+    #[tokio::test]
+    async fn a_session_keeps_the_user_it_started_with() {
+        let alice = Caller::user("alice").unwrap();
+        let bob = Caller::user("bob").unwrap();
+        let session = server().new_session();
+        assert_eq!(session.caller_for(Some(&alice)).unwrap(), alice);
+        assert_eq!(session.caller_for(Some(&alice)).unwrap(), alice);
+        let err = session.caller_for(Some(&bob)).unwrap_err();
+        assert!(err.message.contains("another userId"), "{}", err.message);
+        assert!(
+            session.caller_for(None).is_err(),
+            "no user is another user too"
+        );
+        // A new session may be bob's; stdio's default caller applies when a
+        // request names none.
+        let other = session.new_session();
+        assert_eq!(other.caller_for(Some(&bob)).unwrap(), bob);
+        let stdio = server().new_session().for_caller(alice.clone());
+        assert_eq!(stdio.caller_for(None).unwrap(), alice);
+        let result = stdio.call_as(Some(&bob), "browser_list_tabs", None).await;
+        assert_eq!(result.is_error, Some(true));
+    }
+}

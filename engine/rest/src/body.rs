@@ -11,10 +11,28 @@ pub const MAX_BODY: usize = 4 << 20;
 
 pub struct Body(pub Value);
 
+/// The body as the caller layer already parsed it (to find its `userId`),
+/// so a handler does not parse it again.
+#[derive(Clone)]
+pub(crate) struct Parsed(pub Value);
+
+fn object(value: Value) -> Result<Body, ApiError> {
+    if value.is_object() {
+        Ok(Body(value))
+    } else {
+        Err(ApiError(wabp_core::Error::invalid(
+            "the request body must be a JSON object",
+        )))
+    }
+}
+
 impl<S: Send + Sync> FromRequest<S> for Body {
     type Rejection = ApiError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request(mut req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if let Some(Parsed(value)) = req.extensions_mut().remove::<Parsed>() {
+            return object(value);
+        }
         let bytes = Bytes::from_request(req, state).await.map_err(|e| {
             ApiError(wabp_core::Error::invalid(format!(
                 "could not read the request body: {e}"
@@ -33,11 +51,6 @@ impl<S: Send + Sync> FromRequest<S> for Body {
                 "malformed JSON body: {e}"
             )))
         })?;
-        if !value.is_object() {
-            return Err(ApiError(wabp_core::Error::invalid(
-                "the request body must be a JSON object",
-            )));
-        }
-        Ok(Body(value))
+        object(value)
     }
 }

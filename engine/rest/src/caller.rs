@@ -42,10 +42,8 @@ pub async fn resolve_caller(
             );
         }
     };
-    let from_body = match serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|v| v.get("userId").cloned())
-    {
+    let parsed = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    let from_body = match parsed.as_ref().and_then(|v| v.get("userId").cloned()) {
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::String(user)) => Some(user),
         // A numeric id must not quietly mean "no user".
@@ -68,6 +66,9 @@ pub async fn resolve_caller(
     let _activity = caller.user_id().map(|u| engine.user_activity(u));
     let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
     request.extensions_mut().insert(caller);
+    if let Some(value) = parsed {
+        request.extensions_mut().insert(body::Parsed(value));
+    }
     next.run(request).await
 }
 
