@@ -156,10 +156,10 @@ async fn main() -> anyhow::Result<()> {
     let (mut thaws, mut freezes) = (vec![], vec![]);
     for _ in 0..runs {
         let started = Instant::now();
-        wabp_core::execution::thaw(&handle).await?;
+        handle.driver().thaw().await?;
         thaws.push(started.elapsed().as_secs_f64() * 1000.0);
         let started = Instant::now();
-        wabp_core::execution::freeze(&handle).await?;
+        handle.driver().freeze().await?;
         freezes.push(started.elapsed().as_secs_f64() * 1000.0);
     }
     println!(

@@ -25,7 +25,7 @@ fn catalogue(n: usize) -> String {
 }
 
 pub async fn run() -> anyhow::Result<()> {
-    // RUST_LOG=wabp_core::snapshot=debug shows where a snapshot's time goes.
+    // RUST_LOG=wabp_core::tab::snapshot=debug shows where a snapshot's time goes.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)

@@ -14,8 +14,7 @@ use tiny_skia::{FillRule, Paint, PathBuilder, Pixmap, Stroke, StrokeDash, Transf
 use crate::clock::page_clock;
 use crate::error::{Error, Result};
 use crate::plugin::{Color, MarkupElement, PluginRegistry, Rect, Shape, ViewportInfo};
-use crate::refs::numbering_prelude;
-use crate::tab::{Tab, parse_viewport};
+use crate::viewport::parse_viewport;
 
 /// The five ABP overlays, all on by default.
 pub const DEFAULT_MARKUP: &[&str] = &["clickable", "typeable", "scrollable", "grid", "selected"];
@@ -38,6 +37,16 @@ fn as_base64<S: serde::Serializer>(
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(data.as_slice()))
+}
+
+/// The last `screenshot_after`, reused as the next `screenshot_before` while
+/// the page stayed frozen.
+#[derive(Debug, Clone)]
+pub struct CachedFrame {
+    pub image: Screenshot,
+    /// Scroll state when it was taken.
+    pub viewport: ViewportInfo,
+    pub frozen_since: bool,
 }
 
 /// Where the time of one capture went, in milliseconds.
@@ -65,62 +74,19 @@ pub struct PageLayout {
     pub virtual_time_ms: f64,
 }
 
-/// Runs in the main frame's refs world: each element's label number is its
-/// ref number (registered here if the snapshot has not named it yet).
-const COLLECT_FN: &str = concat!(
-    "function(next) {",
-    numbering_prelude!(),
-    r#"
-  const W = innerWidth, H = innerHeight, d = document.documentElement;
-  const viewport = { now: Date.now(), width: W, height: H, scroll_x: scrollX, scroll_y: scrollY,
-    page_width: Math.max(d ? d.scrollWidth : 0, W), page_height: Math.max(d ? d.scrollHeight : 0, H),
-    device_scale_factor: devicePixelRatio };
-  const TYPE = 'input:not([type]),input[type=text],input[type=email],input[type=password],input[type=search],input[type=tel],input[type=url],input[type=number],input[type=date],input[type=datetime-local],input[type=month],input[type=week],input[type=time],textarea,[contenteditable=""],[contenteditable=true]';
-  const CLICK = 'a[href],button,input[type=button],input[type=submit],input[type=reset],input[type=checkbox],input[type=radio],input[type=image],input[type=file],input[type=color],input[type=range],select,summary,details,label[for],[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[role=switch],[role=combobox],[onclick],[tabindex]:not([tabindex="-1"])';
-  const focused = document.activeElement;
-  const elements = [];
-  const all = document.body ? document.body.querySelectorAll('*') : [];
-  const limit = Math.min(all.length, 20000);
-  for (let i = 0; i < limit && elements.length < 2000; i++) {
-    const el = all[i];
-    const typeable = el.matches(TYPE) && !el.disabled && !el.readOnly;
-    const clickable = !typeable && el.matches(CLICK) && !el.disabled;
-    let scrollable = false;
-    if (!clickable && !typeable && (el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1)) {
-      const s = getComputedStyle(el);
-      scrollable = /(auto|scroll)/.test(s.overflowY + ' ' + s.overflowX) && el.clientHeight > 0;
-    }
-    const isFocused = el === focused;
-    if (!clickable && !typeable && !scrollable && !isFocused) continue;
-    const r = el.getBoundingClientRect();
-    if (r.width <= 0 || r.height <= 0 || r.right < 0 || r.bottom < 0 || r.left > W || r.top > H) continue;
-    const s = getComputedStyle(el);
-    if (s.visibility === 'hidden' || s.display === 'none') continue;
-    const name = String(el.getAttribute('aria-label') || el.innerText || el.value || el.getAttribute('placeholder') || el.getAttribute('title') || '').trim().slice(0, 80);
-    elements.push({ index: numberOf(el), rect: { x: r.x, y: r.y, width: r.width, height: r.height },
-      tag: el.tagName.toLowerCase(), role: el.getAttribute('role') || '', name,
-      href: el.href ? String(el.href) : null, clickable, typeable, scrollable, focused: isFocused });
-  }
-  return { viewport, elements, next };
-}"#
-);
-
 impl PageLayout {
-    pub async fn read(tab: &Tab) -> Result<PageLayout> {
-        let value = tab.number_in_main_world(COLLECT_FN, vec![]).await?;
+    /// Reads what the layout script answered: `{viewport, elements}`.
+    pub fn from_value(value: &Value) -> PageLayout {
         let viewport_value = value.get("viewport").unwrap_or(&Value::Null);
-        let viewport = parse_viewport(viewport_value);
-        let virtual_time_ms = page_clock(viewport_value);
-        let elements = value
-            .get("elements")
-            .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(parse_element).collect::<Vec<_>>())
-            .unwrap_or_default();
-        Ok(PageLayout {
-            viewport,
-            elements,
-            virtual_time_ms,
-        })
+        PageLayout {
+            viewport: parse_viewport(viewport_value),
+            virtual_time_ms: page_clock(viewport_value),
+            elements: value
+                .get("elements")
+                .and_then(Value::as_array)
+                .map(|list| list.iter().filter_map(parse_element).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        }
     }
 }
 
@@ -389,20 +355,15 @@ pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
     Ok(memory.to_vec())
 }
 
-/// One full screenshot: frame + layout (concurrently), markup, cursor, WebP.
-pub async fn take_screenshot(
-    tab: &Tab,
+/// Finishes a screenshot from a captured frame and the layout read with it:
+/// markup, cursor, WebP. `capture_ms` is what the frame and layout took.
+pub async fn compose(
+    mut pixmap: Pixmap,
+    layout: &PageLayout,
     registry: &dyn PluginRegistry,
     options: &CaptureOptions,
-) -> Result<(Screenshot, PageLayout, CaptureTiming)> {
-    let started = Instant::now();
-    let (pixels, layout) =
-        tokio::join!(crate::execution::capture_pixels(tab), PageLayout::read(tab));
-    let mut pixmap = pixels?;
-    let layout = layout?;
-    let virtual_time_ms = layout.virtual_time_ms;
-    let capture_ms = started.elapsed().as_secs_f64() * 1000.0;
-
+    capture_ms: f64,
+) -> Result<(Screenshot, CaptureTiming)> {
     let markup_started = Instant::now();
     let scale = if layout.viewport.width > 0.0 {
         pixmap.width() as f32 / layout.viewport.width as f32
@@ -410,7 +371,7 @@ pub async fn take_screenshot(
         1.0
     };
     if !options.markup.is_empty() {
-        let shapes = render_markup(registry, &options.markup, &layout).await?;
+        let shapes = render_markup(registry, &options.markup, layout).await?;
         draw_shapes(&mut pixmap, &shapes, scale);
     }
     if let Some((x, y)) = options.cursor {
@@ -429,10 +390,9 @@ pub async fn take_screenshot(
             data: Arc::new(data),
             width,
             height,
-            virtual_time_ms,
+            virtual_time_ms: layout.virtual_time_ms,
             format: "webp",
         },
-        layout,
         CaptureTiming {
             capture_ms,
             markup_ms,

@@ -129,6 +129,13 @@ impl Error {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidRequest, message)
     }
+    /// What an operation that needs the page's script answers while a
+    /// dialog blocks it: at once, rather than after a command times out.
+    pub fn dialog_blocks(tab_id: &str) -> Self {
+        Self::invalid(format!(
+            "a JavaScript dialog is open in tab {tab_id} and blocks the page; accept or dismiss it first (POST /tabs/{tab_id}/dialog/accept or /dismiss)"
+        ))
+    }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Internal, message)
     }

@@ -12,6 +12,36 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::plugin::WaitSignal;
+
+/// Something that happened in a tab, as the action loop sees it.
+#[derive(Debug, Clone)]
+pub enum TabSignal {
+    /// Fed to the wait heuristic.
+    Wait(WaitSignal),
+    /// The main frame committed a new document.
+    Navigated {
+        url: String,
+        reason: Option<String>,
+    },
+    DialogOpened(PendingDialog),
+    /// An envelope event other than navigation, dialog and tab_closed
+    /// (file_chooser, select_open, popup, download_*, file_selected, ...).
+    Event(TabEvent),
+    /// The tab's target is gone (script `window.close()`, crash, API).
+    Closed {
+        reason: &'static str,
+    },
+}
+
+/// A JavaScript dialog (alert, confirm, prompt, beforeunload) blocking the page.
+#[derive(Debug, Clone)]
+pub struct PendingDialog {
+    pub dialog_type: String,
+    pub message: String,
+    pub default_prompt: String,
+}
+
 /// Every event, by type.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]

@@ -229,7 +229,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .get("/tabs/{tab_id}/execution")
-        .answers::<wabp_core::execution::ExecutionState>(),
+        .answers::<wabp_core::tab::frames::ExecutionState>(),
         Operation::new(
             "set_execution",
             "Pause or run the page between actions, and set its virtual clock.",
@@ -239,7 +239,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .post("/tabs/{tab_id}/execution")
-        .answers::<wabp_core::execution::ExecutionState>()
+        .answers::<wabp_core::tab::frames::ExecutionState>()
         .scope(Scope::Act),
         Operation::new(
             "execution_tool",

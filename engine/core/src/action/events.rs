@@ -9,8 +9,8 @@ use crate::events::{self, TabEvent};
 use super::envelope::{ActionEvent, NetworkSummary, ScrollState};
 use super::options::NetworkOptions;
 use crate::error::Result;
+use crate::events::TabSignal;
 use crate::plugin::{ViewportInfo, WaitDecision, WaitSignal};
-use crate::tab::TabSignal;
 
 /// What kind of navigation an action causes when the page doesn't say.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -18,6 +18,7 @@
 mod envelope;
 mod events;
 mod options;
+pub mod record;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,13 +34,14 @@ pub use options::{
     ScreenshotOptions, WaitUntil, action_params,
 };
 
+use crate::capture::CachedFrame;
 use crate::capture::{CaptureOptions, CaptureTiming, Screenshot};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
+use crate::events::TabSignal;
 use crate::network::NetworkCall;
 use crate::plugin::{PluginRegistry, ViewportInfo};
-use crate::record::{ActionLog, LoggedAction};
-use crate::tab::{CachedFrame, TabSignal};
+use record::{ActionLog, LoggedAction};
 
 /// What the action loop needs from a tab, and nothing more.
 #[async_trait]
@@ -77,7 +79,7 @@ pub trait ActionTab: Send + Sync + 'static {
 }
 
 /// What an action does, run between "before" and "wait".
-pub type Dispatch<T = crate::tab::Tab> =
+pub type Dispatch<T> =
     Box<dyn FnOnce(Arc<T>) -> futures::future::BoxFuture<'static, Result<Value>> + Send>;
 
 /// What an action is, for the history, and how the loop treats its events.
@@ -210,7 +212,7 @@ async fn execute<T: ActionTab>(
         .await?;
     // The page can't run while a dialog is open: say so at once.
     if tab.dialog_pending() {
-        return Err(crate::tab::prompts::dialog_blocks(tab.id()));
+        return Err(Error::dialog_blocks(tab.id()));
     }
     let total = Instant::now();
     let mut parts = TimingParts::default();

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::ErrorCode;
+use crate::events::PendingDialog;
 use crate::plugin::{
     ActionHandler, ActionSpec, MarkupRenderer, PluginFailure, PluginInfo, WaitDecision,
     WaitHeuristic, WaitSession, WaitSignal, WaitSpec,
 };
-use crate::tab::PendingDialog;
 
 /// A tab that writes down what the loop asks of it.
 struct FakeTab {

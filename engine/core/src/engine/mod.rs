@@ -32,18 +32,23 @@ use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed};
 use futures::StreamExt;
 
-use crate::action::{ActionKind, ActionOptions, Dispatch, Envelope, NavigationHint, ScrollSource};
+use crate::action::record::ActionLog;
+use crate::action::{ActionKind, ActionOptions, Envelope, NavigationHint, ScrollSource};
 use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
 use crate::caller::Caller;
-use crate::capture::{CaptureOptions, Screenshot, take_screenshot};
+use crate::capture::{CaptureOptions, Screenshot};
 use crate::clock::now_ms;
 use crate::downloads::{Download, DownloadState, mime_from_name, safe_file_name, unique_path};
 use crate::error::{Error, ErrorCode, Result};
+use crate::events::TabSignal;
 use crate::events::{self, TabEvent};
-use crate::execution::{self, DriverKind, ExecutionState};
 use crate::plugin::{ActionContext, PageHost, PluginRegistry};
-use crate::record::ActionLog;
-use crate::tab::{Tab, TabSignal, short_id};
+use crate::tab::capture::take_screenshot;
+use crate::tab::frames::{DriverKind, ExecutionState};
+use crate::tab::{Tab, short_id};
+
+/// An action's dispatch on a real tab.
+type Dispatch = crate::action::Dispatch<Tab>;
 
 /// How long an operation outside the action loop waits for the tab's turn.
 pub(crate) const TURN_LIMIT: Duration = Duration::from_secs(60);
@@ -363,7 +368,7 @@ impl Engine {
         tab.set_extra_schemes(self.config.extra_schemes.clone());
         // Frozen and loaded before anyone can reach it.
         if self.config.pause {
-            execution::enable(&tab, None).await?;
+            tab.driver().enable(None).await?;
         }
         if url != "about:blank" {
             self.first_load(&tab, Some(url)).await?;
@@ -380,14 +385,14 @@ impl Engine {
     /// Loads a new tab's first page (`url`, or what it is already loading)
     /// with the clock running, then freezes it.
     async fn first_load(&self, tab: &Arc<Tab>, url: Option<&str>) -> Result<()> {
-        execution::thaw(tab).await?;
+        tab.driver().thaw().await?;
         let loaded = async {
             if let Some(url) = url {
                 tab.navigate_to(url, None).await?;
             }
             let started = std::time::Instant::now();
             while started.elapsed() < FIRST_LOAD_LIMIT && tab.pending_dialog().is_none() {
-                let state = tab.evaluate_json("document.readyState").await?;
+                let state = tab.session.evaluate_json("document.readyState").await?;
                 if state.as_str() == Some("complete") {
                     break;
                 }
@@ -396,7 +401,7 @@ impl Engine {
             Ok::<_, Error>(())
         }
         .await;
-        execution::freeze(tab).await?;
+        tab.driver().freeze().await?;
         loaded
     }
 
@@ -505,7 +510,7 @@ impl Engine {
         let kind = if !self.config.pause {
             DriverKind::FreeRunning
         } else if self.default_driver() == DriverKind::Deterministic
-            && execution::accepts_begin_frames(&page).await
+            && crate::tab::execution::accepts_begin_frames(&page).await
         {
             DriverKind::Deterministic
         } else {
@@ -548,7 +553,7 @@ impl Engine {
             popup_type: popup_type.to_string(),
         })));
         if self.config.pause {
-            execution::enable(&tab, None).await?;
+            tab.driver().enable(None).await?;
             self.first_load(&tab, None).await?;
         }
         drop(turn);
@@ -701,7 +706,7 @@ impl Engine {
         let active = self.active_tab(caller);
         let mut out = Vec::with_capacity(tabs.len());
         for tab in tabs {
-            let (url, title) = tab.info().await.unwrap_or_default();
+            let (url, title) = tab.session.info().await.unwrap_or_default();
             out.push(TabSummary {
                 active: active.as_deref() == Some(tab.id.as_str()),
                 id: tab.id.clone(),
@@ -714,7 +719,7 @@ impl Engine {
 
     pub async fn tab_info(&self, caller: &Caller, tab_id: &str) -> Result<answers::TabInfo> {
         let tab = self.tab(caller, tab_id)?;
-        let (url, title) = tab.info().await?;
+        let (url, title) = tab.session.info().await?;
         Ok(answers::TabInfo {
             id: tab.id.clone(),
             url,
@@ -994,7 +999,8 @@ impl Engine {
         let _turn = tab.turn(TURN_LIMIT).await?;
         let cursor = if cursor { tab.pointer() } else { None };
         let (shot, _, _) = take_screenshot(
-            &tab,
+            &tab.driver(),
+            &tab.refs(),
             self.registry.as_ref(),
             &CaptureOptions { markup, cursor },
         )
@@ -1013,12 +1019,12 @@ impl Engine {
         let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         if tab.pending_dialog().is_some() {
-            return Err(crate::tab::prompts::dialog_blocks(&tab.id));
+            return Err(Error::dialog_blocks(&tab.id));
         }
         tab.bump_epoch();
-        execution::thaw(&tab).await?;
-        let result = tab.evaluate_value(script).await;
-        execution::freeze(&tab).await?;
+        tab.driver().thaw().await?;
+        let result = tab.session.evaluate_value(script).await;
+        tab.driver().freeze().await?;
         // The script may have changed the page: the last frame is stale.
         tab.set_last_frame(None);
         let (value, kind) = result?;
@@ -1038,7 +1044,7 @@ impl Engine {
         let expression = format!(
             "(() => {{ const sel = {selector}; let el; try {{ el = sel === null ? document.body : document.querySelector(sel); }} catch (e) {{ return {{ error: e.message }}; }} return el ? {{ text: el.innerText ?? el.textContent ?? '' }} : {{ text: null }}; }})()"
         );
-        let value = tab.evaluate_json(&expression).await?;
+        let value = tab.session.evaluate_json(&expression).await?;
         if let Some(error) = value.get("error").and_then(Value::as_str) {
             return Err(Error::invalid(format!("invalid selector: {error}")));
         }
@@ -1069,12 +1075,12 @@ impl Engine {
         let _turn = tab.turn(TURN_LIMIT).await?;
         let enabled = tab.frames.execution.lock().await.enabled;
         if !enabled {
-            execution::enable(&tab, initial_virtual_time).await?;
+            tab.driver().enable(initial_virtual_time).await?;
         }
         if paused {
-            execution::freeze(&tab).await?;
+            tab.driver().freeze().await?;
         } else {
-            execution::thaw(&tab).await?;
+            tab.driver().thaw().await?;
         }
         let state = tab.frames.execution.lock().await.state();
         Ok(state)
@@ -1091,8 +1097,8 @@ impl Engine {
         match mode {
             InputMode::Human => {
                 for tab in tabs {
-                    if execution::is_frozen(&tab).await {
-                        match execution::thaw(&tab).await {
+                    if tab.driver().is_frozen().await {
+                        match tab.driver().thaw().await {
                             Ok(()) => self.thawed_for_human.lock().unwrap().push(tab.id.clone()),
                             Err(err) => {
                                 tracing::warn!(tab = %tab.id, "not thawed for human mode: {}", err.message)
@@ -1104,7 +1110,7 @@ impl Engine {
             InputMode::Agent => {
                 let thawed = std::mem::take(&mut *self.thawed_for_human.lock().unwrap());
                 for tab in tabs.iter().filter(|t| thawed.contains(&t.id)) {
-                    if let Err(err) = execution::freeze(tab).await {
+                    if let Err(err) = tab.driver().freeze().await {
                         tracing::warn!(tab = %tab.id, "not refrozen for agent mode: {}", err.message);
                     }
                     tab.set_last_frame(None);

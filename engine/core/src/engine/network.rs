@@ -62,6 +62,7 @@ impl Engine {
             "body": request.body,
         });
         let answer = tab
+            .session
             .evaluate_isolated(&format!("({CURL_JS})({spec})"))
             .await?;
         if let Some(error) = answer.get("error").and_then(Value::as_str) {

@@ -7,11 +7,13 @@ use serde_json::{Value, json};
 
 use crate::action::{ActionOptions, Envelope};
 use crate::caller::Caller;
-use crate::capture::{CaptureOptions, DEFAULT_MARKUP, take_screenshot};
+use crate::capture::{CaptureOptions, DEFAULT_MARKUP};
 use crate::engine::{Engine, TURN_LIMIT};
 use crate::error::{Error, ErrorCode, Result};
 use crate::refs::numbering_prelude;
-use crate::snapshot::{CachedSnapshot, SnapshotFormat, window};
+use crate::snapshot::{SnapshotFormat, window};
+use crate::tab::capture::take_screenshot;
+use crate::tab::observation::CachedSnapshot;
 
 #[derive(Debug, Clone)]
 pub struct SnapshotRequest {
@@ -105,9 +107,9 @@ impl Engine {
             v
         } else {
             let epoch = tab.epoch();
-            let built = tab.build_snapshot().await?;
+            let built = tab.refs().build_snapshot().await?;
             match request.format {
-                SnapshotFormat::Json => built.json(&tab).await,
+                SnapshotFormat::Json => built.json(&tab.refs()).await,
                 SnapshotFormat::Text => {
                     let text = built.text();
                     let w = window(&text, 0)?;
@@ -128,7 +130,8 @@ impl Engine {
         if request.include_screenshot {
             let markup = DEFAULT_MARKUP.iter().map(|s| s.to_string()).collect();
             let (shot, _, _) = take_screenshot(
-                &tab,
+                &tab.driver(),
+                &tab.refs(),
                 self.registry.as_ref(),
                 &CaptureOptions {
                     markup,
@@ -146,7 +149,8 @@ impl Engine {
     pub async fn state(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
         let tab = self.tab(caller, tab_id)?;
         let _turn = tab.turn(TURN_LIMIT).await?;
-        tab.number_in_main_world(STATE_FN, vec![json!({ "value": STATE_ELEMENTS })])
+        tab.refs()
+            .number_in_main_world(STATE_FN, vec![json!({ "value": STATE_ELEMENTS })])
             .await
     }
 
@@ -205,6 +209,7 @@ impl Engine {
                 };
                 let tab = self.tab(caller, tab_id)?;
                 let height = tab
+                    .session
                     .evaluate_json("innerHeight")
                     .await?
                     .as_f64()

@@ -37,7 +37,7 @@ impl Engine {
         tab.clear_dialog();
         // An action that opened the dialog left the page running (the
         // renderer was inside the dialog); freeze it now.
-        execution::freeze(&tab).await?;
+        tab.driver().freeze().await?;
         Ok(json!({ "success": true }))
     }
 
@@ -178,10 +178,11 @@ impl Engine {
             serde_json::to_string(&select.token).map_err(|e| Error::internal(e.to_string()))?;
         if cancel {
             tab.remove_select(popup_id);
-            tab.evaluate_json(&format!(
-                "window.__wabpSelect && window.__wabpSelect.cancel({token})"
-            ))
-            .await?;
+            tab.session
+                .evaluate_json(&format!(
+                    "window.__wabpSelect && window.__wabpSelect.cancel({token})"
+                ))
+                .await?;
             return Ok(json!({ "success": true, "cancelled": true }));
         }
         let indices = indices.ok_or_else(|| {
@@ -204,7 +205,7 @@ impl Engine {
         }
         let _turn = tab.turn(TURN_LIMIT).await?;
         let result = tab
-            .evaluate_json(&format!(
+            .session.evaluate_json(&format!(
                 "window.__wabpSelect ? window.__wabpSelect.apply({token}, {}) : {{ error: 'the page was replaced' }}",
                 json!(indices)
             ))
@@ -226,6 +227,7 @@ impl Engine {
 /// page's clock.
 async fn report_event(tab: &Tab, event: TabEvent) -> Value {
     let virtual_time_ms = tab
+        .session
         .evaluate_json("Date.now()")
         .await
         .ok()

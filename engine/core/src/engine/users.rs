@@ -204,7 +204,7 @@ impl Engine {
             .filter(|t| t.owner().as_deref() == Some(user))
         {
             self.forget_tab(&tab.id);
-            tab.emit(crate::tab::TabSignal::Closed {
+            tab.emit(crate::events::TabSignal::Closed {
                 reason: "session_closed",
             });
             let _ = tokio::time::timeout(

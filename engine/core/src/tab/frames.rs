@@ -9,17 +9,81 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tiny_skia::Pixmap;
 
-use crate::execution::{DriverKind, Execution};
-use crate::plugin::ViewportInfo;
+use serde::Serialize;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 
-/// The last `screenshot_after`, reused as the next `screenshot_before` while
-/// the page stayed frozen.
-#[derive(Debug, Clone)]
-pub struct CachedFrame {
-    pub image: crate::capture::Screenshot,
-    /// Scroll state when it was taken.
-    pub viewport: ViewportInfo,
-    pub frozen_since: bool,
+use crate::capture::CachedFrame;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriverKind {
+    Deterministic,
+    Compositor,
+    FreeRunning,
+}
+
+impl DriverKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DriverKind::Deterministic => "deterministic",
+            DriverKind::Compositor => "compositor",
+            DriverKind::FreeRunning => "free-running",
+        }
+    }
+}
+
+/// A tab's execution control state. Lives in the tab behind an async mutex
+/// that is held only for the few CDP commands of a thaw or freeze.
+pub struct Execution {
+    pub kind: DriverKind,
+    /// Execution control is on: actions thaw before and freeze after.
+    pub enabled: bool,
+    /// The page is frozen right now.
+    pub paused: bool,
+    /// Virtual time when control was first enabled, ms since the epoch.
+    pub virtual_time_base_ms: Option<f64>,
+    pub clock: Option<ClockTask>,
+}
+
+/// The running clock of a thawed tab (see `execution.rs`).
+pub struct ClockTask {
+    pub stop: oneshot::Sender<()>,
+    pub handle: JoinHandle<()>,
+}
+
+/// What `GET /tabs/{id}/execution` answers.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ExecutionState {
+    pub enabled: bool,
+    pub paused: bool,
+    pub virtual_time_base_ms: Option<f64>,
+    pub frame_driver: &'static str,
+}
+
+impl Execution {
+    pub fn new(kind: DriverKind) -> Self {
+        Execution {
+            kind,
+            enabled: false,
+            paused: false,
+            virtual_time_base_ms: None,
+            clock: None,
+        }
+    }
+
+    pub fn state(&self) -> ExecutionState {
+        ExecutionState {
+            enabled: self.enabled,
+            paused: self.paused,
+            virtual_time_base_ms: self.virtual_time_base_ms,
+            frame_driver: self.driver_name(),
+        }
+    }
+
+    pub fn driver_name(&self) -> &'static str {
+        self.kind.name()
+    }
 }
 
 #[derive(Debug, Default)]

@@ -3,6 +3,7 @@
 //! after the plugin host checked its grants).
 
 use super::*;
+use crate::viewport::{VIEWPORT_JS, parse_viewport};
 
 /// What the action loop needs of a tab (see `action.rs`).
 #[async_trait]
@@ -35,10 +36,10 @@ impl crate::action::ActionTab for Tab {
         Tab::subscribe(self)
     }
     async fn thaw(&self) -> Result<()> {
-        crate::execution::thaw(self).await
+        self.driver().thaw().await
     }
     async fn freeze(&self) -> Result<bool> {
-        crate::execution::freeze(self).await
+        self.driver().freeze().await
     }
     async fn capture(
         &self,
@@ -50,11 +51,11 @@ impl crate::action::ActionTab for Tab {
         crate::capture::CaptureTiming,
     )> {
         let (shot, layout, timing) =
-            crate::capture::take_screenshot(self, registry, options).await?;
+            capture::take_screenshot(&self.driver(), &self.refs(), registry, options).await?;
         Ok((shot, layout.viewport, timing))
     }
     async fn viewport(&self) -> Result<(ViewportInfo, f64)> {
-        let value = self.evaluate_json(VIEWPORT_JS).await?;
+        let value = self.session.evaluate_json(VIEWPORT_JS).await?;
         Ok((parse_viewport(&value), crate::clock::page_clock(&value)))
     }
     async fn bodies_settled(&self, limit: Duration) {
@@ -137,7 +138,9 @@ impl PageHost for Tab {
             .build()
             .map_err(HostError::Failed)?;
         self.set_pointer(x, y);
-        self.execute_unless_dialog(params, true).await?;
+        self.session
+            .execute_unless_dialog(params, Some(&self.frames.nudge))
+            .await?;
         Ok(())
     }
     async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
@@ -165,7 +168,8 @@ impl PageHost for Tab {
             .await?)
     }
     async fn insert_text(&self, text: &str) -> HostResult<()> {
-        self.execute_unless_dialog(InsertTextParams::new(text), true)
+        self.session
+            .execute_unless_dialog(InsertTextParams::new(text), Some(&self.frames.nudge))
             .await?;
         Ok(())
     }
@@ -194,7 +198,9 @@ impl PageHost for Tab {
         Ok(parse_box(&value))
     }
     async fn viewport(&self) -> HostResult<ViewportInfo> {
-        Ok(parse_viewport(&self.evaluate_json(VIEWPORT_JS).await?))
+        Ok(parse_viewport(
+            &self.session.evaluate_json(VIEWPORT_JS).await?,
+        ))
     }
     async fn scroll_into_view(&self, selector: &str) -> HostResult<ElementBox> {
         let function = format!(
@@ -209,16 +215,16 @@ impl PageHost for Tab {
         parse_box(&value).ok_or_else(|| HostError::Failed("no element box".into()))
     }
     async fn locate(&self, target: &Target) -> HostResult<Located> {
-        self.locate_target(target).await
+        self.refs().locate_target(target).await
     }
     async fn focus(&self, target: &Target, select_all: bool) -> HostResult<ElementBox> {
-        self.focus_target(target, select_all).await
+        self.refs().focus_target(target, select_all).await
     }
     async fn dispatch_change(&self, target: &Target) -> HostResult<()> {
-        self.dispatch_change_on(target).await
+        self.refs().dispatch_change_on(target).await
     }
     async fn evaluate(&self, expression: &str) -> HostResult<String> {
-        let (value, _) = self.evaluate_value(expression).await?;
+        let (value, _) = self.session.evaluate_value(expression).await?;
         Ok(value.to_string())
     }
     async fn navigate(&self, url: &str, referrer: Option<&str>) -> HostResult<()> {

@@ -22,22 +22,23 @@ use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, EventFileChooserOpened, EventWindowOpen,
     FileChooserOpenedMode, SetInterceptFileChooserDialogParams,
 };
-use chromiumoxide::cdp::browser_protocol::page::{CreateIsolatedWorldParams, FrameId};
 use chromiumoxide::cdp::browser_protocol::page::{
     EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation,
     EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
     EventJavascriptDialogOpening, EventLoadEventFired, GetNavigationHistoryParams, NavigateParams,
     NavigateToHistoryEntryParams, ReloadParams,
 };
-use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId};
+use chromiumoxide::cdp::browser_protocol::target::TargetId;
 use chromiumoxide::cdp::js_protocol::runtime::{
-    AddBindingParams, CallFunctionOnParams, EvaluateParams, EventBindingCalled, ExecutionContextId,
+    AddBindingParams, CallFunctionOnParams, EventBindingCalled,
 };
 use futures::stream::{BoxStream, StreamExt};
 use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
+pub mod capture;
+pub mod execution;
 pub mod frames;
 mod host;
 pub mod network;
@@ -47,45 +48,28 @@ pub mod refs;
 pub mod session;
 pub mod snapshot;
 
-pub use frames::{CachedFrame, Frames};
+pub use execution::FrameDriver;
+pub use frames::Frames;
 use observation::Observation;
-pub use prompts::{PendingDialog, PendingFileChooser, PendingSelect, Prompts};
+pub use prompts::{PendingFileChooser, PendingSelect, Prompts};
+pub use refs::PageRefs;
 pub use session::PageSession;
 
+use crate::capture::CachedFrame;
 use crate::error::{Error, ErrorCode, Result};
-use crate::execution::DriverKind;
+use crate::events::{PendingDialog, TabSignal};
 use crate::keys::key_definition;
 use crate::network::NetworkCall;
 use crate::plugin::{
     ElementBox, HostError, HostResult, Located, Modifiers, MouseButton, PageHost, Rect,
     RequestInfo, Target, ViewportInfo, WaitSignal,
 };
+use frames::DriverKind;
 use network::NetworkCapture;
-
-/// Something that happened in a tab, as the action loop sees it.
-#[derive(Debug, Clone)]
-pub enum TabSignal {
-    /// Fed to the wait heuristic.
-    Wait(WaitSignal),
-    /// The main frame committed a new document.
-    Navigated {
-        url: String,
-        reason: Option<String>,
-    },
-    DialogOpened(PendingDialog),
-    /// An envelope event other than navigation, dialog and tab_closed
-    /// (file_chooser, select_open, popup, download_*, file_selected, ...).
-    Event(crate::events::TabEvent),
-    /// The tab's target is gone (script `window.close()`, crash, API).
-    Closed {
-        reason: &'static str,
-    },
-}
 
 #[derive(Debug, Default)]
 struct TabState {
     pointer: Option<(f64, f64)>,
-    main_frame: Option<String>,
     url: String,
     loading: bool,
     /// Why the main frame's next navigation happens (anchorClick, reload, ...).
@@ -105,11 +89,11 @@ pub struct Tab {
     pub id: String,
     pub target_id: TargetId,
     /// The only holder of the CDP page; every command is bounded there.
-    pub session: PageSession,
+    pub session: Arc<PageSession>,
     /// One action at a time per tab; other tabs run in parallel.
     pub action_lock: tokio::sync::Mutex<()>,
     /// What was drawn and the frame driver's state.
-    pub frames: Frames,
+    pub frames: Arc<Frames>,
     /// The tab that opened this one, for popups.
     pub opener: Option<String>,
     state: StdMutex<TabState>,
@@ -167,25 +151,22 @@ impl Tab {
         // Roomy: an action reads its signals only after dispatch, and network
         // traffic shares the channel with envelope events.
         let (signals, _) = broadcast::channel(8192);
-        let session = PageSession::new(page);
+        let prompts = Prompts::default();
+        let session = Arc::new(PageSession::open(page, id.clone(), prompts.watch_dialog()).await);
         let target_id = session.target_id().clone();
-        let main_frame = session.main_frame().await;
         let tab = Arc::new_cyclic(|self_ref| Tab {
             id,
             target_id,
             session,
             action_lock: tokio::sync::Mutex::new(()),
-            frames: Frames::new(kind),
+            frames: Arc::new(Frames::new(kind)),
             opener,
-            state: StdMutex::new(TabState {
-                main_frame,
-                ..TabState::default()
-            }),
+            state: StdMutex::new(TabState::default()),
             signals,
             pump: StdMutex::new(None),
             self_ref: self_ref.clone(),
             network: NetworkCapture::default(),
-            prompts: Prompts::default(),
+            prompts,
             observation: Observation::default(),
         });
         let events = tab.event_streams().await?;
@@ -220,7 +201,7 @@ impl Tab {
             .execute(AddScriptToEvaluateOnNewDocumentParams::new(SELECT_JS))
             .await?;
         // The current document predates the script.
-        let _ = self.evaluate_json(SELECT_JS).await;
+        let _ = self.session.evaluate_json(SELECT_JS).await;
         Ok(())
     }
 
@@ -232,8 +213,14 @@ impl Tab {
             .map_err(|_| Error::timeout("another action on this tab did not finish in time"))
     }
 
-    pub fn weak(&self) -> Weak<Tab> {
-        self.self_ref.clone()
+    /// The frame driver: freeze, thaw, capture.
+    pub fn driver(&self) -> FrameDriver {
+        FrameDriver::new(self.session.clone(), self.frames.clone())
+    }
+
+    /// The tab's refs: lookups, numbering, snapshots.
+    pub fn refs(&self) -> PageRefs<'_> {
+        PageRefs::new(&self.session, &self.observation)
     }
 
     async fn event_streams(&self) -> Result<Vec<BoxStream<'static, RawEvent>>> {
@@ -308,8 +295,8 @@ impl Tab {
 
     fn on_event(&self, event: RawEvent) {
         let mut state = self.state.lock().unwrap();
-        let is_main =
-            |state: &TabState, frame: &str| state.main_frame.as_deref().is_none_or(|m| m == frame);
+        let main_frame = self.session.main_frame();
+        let is_main = |_: &TabState, frame: &str| main_frame.as_deref().is_none_or(|m| m == frame);
         let signal = match event {
             RawEvent::RequestStarted(e) => {
                 self.capture_request(&e);
@@ -371,7 +358,7 @@ impl Tab {
                     state.child_frames.insert(e.frame.id.inner().clone());
                 }
                 if e.frame.parent_id.is_none() {
-                    state.main_frame = Some(e.frame.id.inner().clone());
+                    self.session.set_main_frame(e.frame.id.inner().clone());
                     let url = format!(
                         "{}{}",
                         e.frame.url,
@@ -494,10 +481,6 @@ impl Tab {
         self.state.lock().unwrap().extra_schemes = schemes;
     }
 
-    pub fn with_refs<T>(&self, f: impl FnOnce(&mut crate::refs::RefTable) -> T) -> T {
-        self.observation.with_refs(f)
-    }
-
     /// Invalidates the cached snapshot: an action is about to change the page.
     pub fn bump_epoch(&self) {
         self.observation.bump_epoch()
@@ -507,11 +490,11 @@ impl Tab {
         self.observation.epoch()
     }
 
-    pub fn cached_snapshot(&self) -> Option<crate::snapshot::CachedSnapshot> {
+    pub fn cached_snapshot(&self) -> Option<observation::CachedSnapshot> {
         self.observation.cached_snapshot()
     }
 
-    pub fn cache_snapshot(&self, snapshot: crate::snapshot::CachedSnapshot) {
+    pub fn cache_snapshot(&self, snapshot: observation::CachedSnapshot) {
         self.observation.cache_snapshot(snapshot)
     }
 
@@ -523,14 +506,10 @@ impl Tab {
         self.prompts.dialog_closed();
     }
 
-    pub fn main_frame(&self) -> Option<String> {
-        self.state.lock().unwrap().main_frame.clone()
-    }
-
     /// Whether `frame` is this tab's main frame or one of its iframes.
     pub fn has_frame(&self, frame: &str) -> bool {
-        let state = self.state.lock().unwrap();
-        state.main_frame.as_deref() == Some(frame) || state.child_frames.contains(frame)
+        self.session.main_frame().as_deref() == Some(frame)
+            || self.state.lock().unwrap().child_frames.contains(frame)
     }
 
     pub fn is_loading(&self) -> bool {
@@ -594,6 +573,9 @@ impl Tab {
 
     /// Sends a signal to whoever watches this tab (an action in flight).
     pub fn emit(&self, signal: TabSignal) {
+        if matches!(signal, TabSignal::Closed { .. }) {
+            self.session.mark_closed();
+        }
         let _ = self.signals.send(signal);
     }
 
@@ -660,143 +642,6 @@ impl Tab {
         self.prompts.remove_select(id)
     }
 
-    /// URL and title from the browser process, so it answers even while a
-    /// dialog blocks the page's script.
-    pub async fn info(&self) -> Result<(String, String)> {
-        let info = self
-            .session
-            .execute(
-                GetTargetInfoParams::builder()
-                    .target_id(self.target_id.clone())
-                    .build(),
-            )
-            .await?;
-        Ok((
-            info.result.target_info.url.clone(),
-            info.result.target_info.title.clone(),
-        ))
-    }
-
-    /// Sends a command that the page's script may block on (input, script).
-    /// If a dialog opens meanwhile, the browser holds the answer until the
-    /// dialog closes, and a tab the script closed never answers: stop waiting
-    /// and report `None` instead of hanging.
-    pub(crate) async fn execute_unless_dialog<T>(
-        &self,
-        command: T,
-        needs_frames: bool,
-    ) -> Result<Option<T::Response>>
-    where
-        T: chromiumoxide::types::Command,
-    {
-        if self.pending_dialog().is_some() {
-            return Err(prompts::dialog_blocks(&self.id));
-        }
-        let mut signals = self.subscribe();
-        let dialog_opened = async move {
-            loop {
-                match signals.recv().await {
-                    Ok(TabSignal::DialogOpened(_) | TabSignal::Closed { .. })
-                    | Err(broadcast::error::RecvError::Closed) => {
-                        return;
-                    }
-                    _ => {}
-                }
-            }
-        };
-        let response = self.session.execute(command);
-        tokio::pin!(response, dialog_opened);
-        // Input is handled at the start of a frame: while an input command
-        // waits, ask a running clock for frames now rather than at its next
-        // tick. (Waiters only: a frozen tab keeps no pending nudge.)
-        loop {
-            if needs_frames {
-                self.frames.nudge.notify_waiters();
-            }
-            tokio::select! {
-                response = &mut response => return Ok(Some(response?.result)),
-                _ = &mut dialog_opened => return Ok(None),
-                _ = tokio::time::sleep(NUDGE_INTERVAL) => {}
-            }
-        }
-    }
-
-    /// Evaluates an expression, awaiting promises. Returns (value, JS type).
-    pub async fn evaluate_value(&self, expression: &str) -> Result<(Value, String)> {
-        self.evaluate_in(expression, None).await
-    }
-
-    /// Evaluates in a fresh isolated world of the main frame: the page's
-    /// origin, cookies and DOM, but none of its script (a page can't
-    /// replace the `fetch` wabp calls).
-    pub async fn evaluate_isolated(&self, expression: &str) -> Result<Value> {
-        let frame = self
-            .main_frame()
-            .unwrap_or_else(|| self.target_id.inner().clone());
-        let world = self
-            .session
-            .execute(
-                CreateIsolatedWorldParams::builder()
-                    .frame_id(FrameId::new(frame))
-                    .world_name("wabp")
-                    .build()
-                    .map_err(Error::internal)?,
-            )
-            .await?;
-        Ok(self
-            .evaluate_in(expression, Some(world.result.execution_context_id))
-            .await?
-            .0)
-    }
-
-    async fn evaluate_in(
-        &self,
-        expression: &str,
-        context: Option<ExecutionContextId>,
-    ) -> Result<(Value, String)> {
-        let mut builder = EvaluateParams::builder()
-            .expression(expression)
-            .return_by_value(true)
-            .await_promise(true)
-            .user_gesture(true);
-        if let Some(context) = context {
-            builder = builder.context_id(context);
-        }
-        let params = builder.build().map_err(Error::internal)?;
-        let Some(response) = self.execute_unless_dialog(params, false).await? else {
-            let message = match self.pending_dialog() {
-                Some(_) => format!(
-                    "the script opened a dialog, which is pending; accept or dismiss it (POST /tabs/{}/dialog/accept)",
-                    self.id
-                ),
-                None => format!("tab {} closed while the script ran", self.id),
-            };
-            return Err(Error::new(ErrorCode::EvaluationError, message));
-        };
-        if let Some(exception) = &response.exception_details {
-            let detail = exception
-                .exception
-                .as_ref()
-                .and_then(|e| e.description.clone())
-                .unwrap_or_else(|| exception.text.clone());
-            return Err(Error::new(ErrorCode::EvaluationError, detail));
-        }
-        let object = &response.result;
-        let kind = object.r#type.as_ref().to_string();
-        let value = match (&object.value, &object.unserializable_value) {
-            (Some(v), _) => v.clone(),
-            // NaN, Infinity, -0, bigints: their text form.
-            (None, Some(u)) => Value::String(u.inner().clone()),
-            (None, None) => Value::Null,
-        };
-        Ok((value, kind))
-    }
-
-    /// Evaluates page-side helper code that returns JSON-able data.
-    pub async fn evaluate_json(&self, expression: &str) -> Result<Value> {
-        Ok(self.evaluate_value(expression).await?.0)
-    }
-
     async fn mouse(
         &self,
         kind: DispatchMouseEventType,
@@ -829,7 +674,9 @@ impl Tab {
             .build()
             .map_err(Error::internal)?;
         self.set_pointer(x, y);
-        self.execute_unless_dialog(params, true).await?;
+        self.session
+            .execute_unless_dialog(params, Some(&self.frames.nudge))
+            .await?;
         Ok(())
     }
 
@@ -859,14 +706,20 @@ impl Tab {
                 builder = builder.text(text.clone()).unmodified_text(text.clone());
             }
         }
-        self.execute_unless_dialog(builder.build().map_err(Error::internal)?, true)
+        self.session
+            .execute_unless_dialog(
+                builder.build().map_err(Error::internal)?,
+                Some(&self.frames.nudge),
+            )
             .await?;
         Ok(())
     }
 
     /// Runs `function(arg)` in the page; `function` is JS source.
     async fn call_page(&self, function: &str, arg: &Value) -> Result<Value> {
-        self.evaluate_json(&format!("({function})({arg})")).await
+        self.session
+            .evaluate_json(&format!("({function})({arg})"))
+            .await
     }
 
     /// Navigates the main frame; the URL policy holds here too, so a plugin
@@ -938,9 +791,6 @@ enum RawEvent {
 pub fn short_id(prefix: &str) -> String {
     crate::ids::random_id(prefix)
 }
-
-/// How often a command the page must answer asks for a frame.
-const NUDGE_INTERVAL: Duration = Duration::from_millis(3);
 
 /// The binding the page-side `<select>` interceptor calls.
 const SELECT_BINDING: &str = "__wabpSelectOpen";
@@ -1067,21 +917,6 @@ fn check_point(x: f64, y: f64) -> Result<()> {
         Err(Error::invalid(format!(
             "coordinates must be finite numbers within ±{MAX_COORDINATE} px, got ({x}, {y})"
         )))
-    }
-}
-
-pub const VIEWPORT_JS: &str = "(() => { const d = document.documentElement; return { now: Date.now(), width: innerWidth, height: innerHeight, scroll_x: scrollX, scroll_y: scrollY, page_width: Math.max(d ? d.scrollWidth : 0, innerWidth), page_height: Math.max(d ? d.scrollHeight : 0, innerHeight), device_scale_factor: devicePixelRatio }; })()";
-
-pub fn parse_viewport(v: &Value) -> ViewportInfo {
-    let num = |k: &str| v.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-    ViewportInfo {
-        width: num("width"),
-        height: num("height"),
-        scroll_x: num("scroll_x"),
-        scroll_y: num("scroll_y"),
-        page_width: num("page_width"),
-        page_height: num("page_height"),
-        device_scale_factor: num("device_scale_factor"),
     }
 }
 

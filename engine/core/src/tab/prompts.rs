@@ -6,14 +6,9 @@
 use std::sync::Mutex;
 
 use chromiumoxide::cdp::browser_protocol::dom::BackendNodeId;
+use tokio::sync::watch;
 
-/// A JavaScript dialog (alert, confirm, prompt, beforeunload) blocking the page.
-#[derive(Debug, Clone)]
-pub struct PendingDialog {
-    pub dialog_type: String,
-    pub message: String,
-    pub default_prompt: String,
-}
+use crate::events::PendingDialog;
 
 /// A file chooser the page opened, intercepted; answered by
 /// `POST /file-chooser/{id}`.
@@ -35,25 +30,28 @@ pub struct PendingSelect {
     pub option_count: usize,
 }
 
-/// What an operation that needs the page's script answers while a dialog
-/// blocks it: at once, rather than after a command times out.
-pub fn dialog_blocks(tab_id: &str) -> crate::error::Error {
-    crate::error::Error::invalid(format!(
-        "a JavaScript dialog is open in tab {tab_id} and blocks the page; accept or dismiss it first (POST /tabs/{tab_id}/dialog/accept or /dismiss)"
-    ))
-}
-
 #[derive(Debug, Default)]
 struct Pending {
-    dialog: Option<PendingDialog>,
     file_choosers: Vec<PendingFileChooser>,
     selects: Vec<PendingSelect>,
 }
 
 /// The tab's pending prompts.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Prompts {
     pending: Mutex<Pending>,
+    /// Watched by the page session: a dialog blocks the page's script, so
+    /// commands that need it give up when one opens.
+    dialog: watch::Sender<Option<PendingDialog>>,
+}
+
+impl Default for Prompts {
+    fn default() -> Self {
+        Prompts {
+            pending: Mutex::default(),
+            dialog: watch::Sender::new(None),
+        }
+    }
 }
 
 impl Prompts {
@@ -62,15 +60,20 @@ impl Prompts {
     }
 
     pub fn dialog(&self) -> Option<PendingDialog> {
-        self.pending().dialog.clone()
+        self.dialog.borrow().clone()
     }
 
     pub fn dialog_opened(&self, dialog: PendingDialog) {
-        self.pending().dialog = Some(dialog);
+        self.dialog.send_replace(Some(dialog));
     }
 
     pub fn dialog_closed(&self) {
-        self.pending().dialog = None;
+        self.dialog.send_replace(None);
+    }
+
+    /// The dialog as it opens and closes.
+    pub fn watch_dialog(&self) -> watch::Receiver<Option<PendingDialog>> {
+        self.dialog.subscribe()
     }
 
     pub fn file_chooser_opened(&self, chooser: PendingFileChooser) {

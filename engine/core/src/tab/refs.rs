@@ -7,168 +7,14 @@
 //! document, so a ref either names its own element or fails with
 //! `STALE_REF`; it can never act on another element.
 
-use std::collections::HashMap;
-
-use chromiumoxide::types::{Command, Method, MethodId};
 use futures::StreamExt;
-use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::observation::{Observation, RefTable};
+pub use super::session::CallOn;
+use super::session::PageSession;
 use crate::error::{Error, ErrorCode, Result};
 use crate::plugin::{ElementBox, HostError, HostResult, Located, Rect, Target};
-use crate::tab::Tab;
-
-/// A CDP command sent as raw JSON, answered as raw JSON: the typed bindings
-/// reject enum values newer than they are (AX roles and properties grow with
-/// every Chromium release).
-#[derive(Debug, Clone)]
-pub struct RawCommand {
-    method: &'static str,
-    params: Value,
-}
-
-impl RawCommand {
-    pub fn new(method: &'static str, params: Value) -> Self {
-        RawCommand { method, params }
-    }
-}
-
-impl Serialize for RawCommand {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        self.params.serialize(s)
-    }
-}
-
-impl Method for RawCommand {
-    fn identifier(&self) -> MethodId {
-        self.method.into()
-    }
-}
-
-impl Command for RawCommand {
-    type Response = Value;
-}
-
-/// Where a ref's element lives.
-#[derive(Debug, Clone)]
-pub struct RefEntry {
-    pub frame_id: String,
-    /// The isolated world it was registered in; gone with the document.
-    pub context_id: i64,
-    pub backend_node_id: Option<i64>,
-}
-
-/// Per tab: the numbers handed out, and each frame's isolated world.
-#[derive(Debug)]
-pub struct RefTable {
-    next: u32,
-    entries: HashMap<u32, RefEntry>,
-    /// (frame, backend node id) -> number, so a repeated snapshot resolves
-    /// only nodes it has not seen.
-    by_backend: HashMap<(String, i64), u32>,
-    worlds: HashMap<String, i64>,
-    frame_ordinals: HashMap<String, u32>,
-    next_frame_ordinal: u32,
-}
-
-impl Default for RefTable {
-    fn default() -> Self {
-        RefTable {
-            next: 1,
-            entries: HashMap::new(),
-            by_backend: HashMap::new(),
-            worlds: HashMap::new(),
-            frame_ordinals: HashMap::new(),
-            next_frame_ordinal: 1,
-        }
-    }
-}
-
-impl RefTable {
-    pub fn next(&self) -> u32 {
-        self.next
-    }
-
-    /// Records numbers a world handed out (the world returns its new `next`).
-    pub fn record(
-        &mut self,
-        frame_id: &str,
-        context_id: i64,
-        numbers: &[(u32, Option<i64>)],
-        next: u32,
-    ) {
-        for &(n, backend) in numbers {
-            if n == 0 {
-                continue;
-            }
-            let entry = self.entries.entry(n).or_insert_with(|| RefEntry {
-                frame_id: frame_id.to_string(),
-                context_id,
-                backend_node_id: None,
-            });
-            if let Some(b) = backend {
-                entry.backend_node_id = Some(b);
-                self.by_backend.insert((frame_id.to_string(), b), n);
-            }
-        }
-        self.next = self.next.max(next);
-    }
-
-    /// A frame committed a new document: its world and refs are gone.
-    pub fn frame_navigated(&mut self, frame_id: &str) {
-        self.worlds.remove(frame_id);
-        self.entries.retain(|_, e| e.frame_id != frame_id);
-        self.by_backend.retain(|(f, _), _| f != frame_id);
-    }
-
-    /// The main frame navigated: every frame's document is gone.
-    pub fn page_navigated(&mut self) {
-        self.worlds.clear();
-        self.entries.clear();
-        self.by_backend.clear();
-    }
-
-    pub fn ordinal(&mut self, frame_id: &str, is_main: bool) -> u32 {
-        if is_main {
-            return 0;
-        }
-        if let Some(&n) = self.frame_ordinals.get(frame_id) {
-            return n;
-        }
-        let n = self.next_frame_ordinal;
-        self.next_frame_ordinal += 1;
-        self.frame_ordinals.insert(frame_id.to_string(), n);
-        n
-    }
-
-    pub fn ordinal_of(&self, frame_id: &str) -> u32 {
-        self.frame_ordinals.get(frame_id).copied().unwrap_or(0)
-    }
-
-    /// The number already given to a node, if it lives in `world`.
-    pub fn known(&self, frame_id: &str, backend: i64, world: i64) -> Option<u32> {
-        let n = *self.by_backend.get(&(frame_id.to_string(), backend))?;
-        (self.entries.get(&n)?.context_id == world).then_some(n)
-    }
-
-    pub fn entry(&self, n: u32) -> Option<RefEntry> {
-        self.entries.get(&n).cloned()
-    }
-
-    pub fn world(&self, frame_id: &str) -> Option<i64> {
-        self.worlds.get(frame_id).copied()
-    }
-
-    pub fn set_world(&mut self, frame_id: &str, context_id: i64) {
-        self.worlds.insert(frame_id.to_string(), context_id);
-    }
-
-    pub fn forget_world(&mut self, frame_id: &str, context_id: i64) {
-        if self.worlds.get(frame_id) == Some(&context_id) {
-            self.worlds.remove(frame_id);
-        }
-    }
-}
 
 /// `e7` -> (None, 7); `f1e7` -> (Some(1), 7).
 pub fn parse_ref(text: &str) -> Option<(Option<u32>, u32)> {
@@ -303,13 +149,36 @@ const SELECT_FN: &str = r#"function(sel) {
   return walk(document);
 }"#;
 
-impl Tab {
+/// The refs of one tab, over the two components they need: the page
+/// session (to reach the page) and the observation (the ref table).
+pub struct PageRefs<'a> {
+    session: &'a PageSession,
+    observation: &'a Observation,
+}
+
+impl<'a> PageRefs<'a> {
+    pub fn new(session: &'a PageSession, observation: &'a Observation) -> Self {
+        PageRefs {
+            session,
+            observation,
+        }
+    }
+
+    pub fn session(&self) -> &'a PageSession {
+        self.session
+    }
+
+    pub(super) fn with_refs<T>(&self, f: impl FnOnce(&mut RefTable) -> T) -> T {
+        self.observation.with_refs(f)
+    }
+
     /// The frame's isolated world, created on first use.
     pub async fn frame_world(&self, frame_id: &str) -> Result<i64> {
         if let Some(id) = self.with_refs(|t| t.world(frame_id)) {
             return Ok(id);
         }
         let created = self
+            .session
             .raw(
                 "Page.createIsolatedWorld",
                 json!({ "frameId": frame_id, "worldName": "wabp-refs" }),
@@ -321,52 +190,6 @@ impl Tab {
             .ok_or_else(|| Error::internal("createIsolatedWorld returned no context"))?;
         self.with_refs(|t| t.set_world(frame_id, id));
         Ok(id)
-    }
-
-    /// Sends a raw CDP command to this tab's session.
-    /// Like every page command, it gives up when a dialog opens meanwhile.
-    pub async fn raw(&self, method: &'static str, params: Value) -> Result<Value> {
-        self.execute_unless_dialog(RawCommand::new(method, params), false)
-            .await?
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::InvalidRequest,
-                    format!(
-                        "a dialog opened (or the tab closed) during {method}; accept or dismiss it first (POST /tabs/{}/dialog/accept)",
-                        self.id
-                    ),
-                )
-            })
-    }
-
-    /// `Runtime.callFunctionOn` in a world or on an object.
-    pub async fn call_function(
-        &self,
-        on: CallOn<'_>,
-        function: &str,
-        arguments: Vec<Value>,
-        by_value: bool,
-    ) -> Result<Value> {
-        let mut params = json!({
-            "functionDeclaration": function,
-            "arguments": arguments,
-            "returnByValue": by_value,
-            "awaitPromise": false,
-        });
-        match on {
-            CallOn::World(id) => params["executionContextId"] = json!(id),
-            CallOn::Object(id) => params["objectId"] = json!(id),
-        }
-        let response = self.raw("Runtime.callFunctionOn", params).await?;
-        if let Some(exception) = response.get("exceptionDetails") {
-            let text = exception
-                .pointer("/exception/description")
-                .and_then(Value::as_str)
-                .or_else(|| exception.get("text").and_then(Value::as_str))
-                .unwrap_or("exception");
-            return Err(Error::new(ErrorCode::EvaluationError, text.to_string()));
-        }
-        Ok(response.get("result").cloned().unwrap_or(Value::Null))
     }
 
     /// Numbers for elements given by backend node id, registering new ones.
@@ -409,12 +232,12 @@ impl Tab {
         world: i64,
         backend_ids: &[i64],
     ) -> Result<Vec<Option<u32>>> {
-        let group = format!("wabp-register-{}", self.id);
+        let group = format!("wabp-register-{}", self.session.tab_id());
         // Resolving one node per round trip is the cost of binding a ref to
         // the node itself; pipeline them.
         let objects: Vec<Value> = futures::stream::iter(backend_ids.iter().copied())
             .map(|id| {
-                self.raw(
+                self.session.raw(
                     "DOM.resolveNode",
                     json!({ "backendNodeId": id, "executionContextId": world, "objectGroup": group }),
                 )
@@ -432,9 +255,11 @@ impl Tab {
         let mut arguments = vec![json!({ "value": next })];
         arguments.extend(objects);
         let result = self
+            .session
             .call_function(CallOn::World(world), REGISTER_FN, arguments, true)
             .await;
         let _ = self
+            .session
             .raw(
                 "Runtime.releaseObjectGroup",
                 json!({ "objectGroup": group }),
@@ -471,9 +296,7 @@ impl Tab {
         function: &str,
         arguments: Vec<Value>,
     ) -> Result<Value> {
-        let frame = self
-            .main_frame()
-            .unwrap_or_else(|| self.target_id.inner().clone());
+        let frame = self.session.main_frame_or_target();
         let mut attempt = 0;
         loop {
             let world = self.frame_world(&frame).await?;
@@ -481,6 +304,7 @@ impl Tab {
             let mut all = vec![json!({ "value": next })];
             all.extend(arguments.iter().cloned());
             match self
+                .session
                 .call_function(CallOn::World(world), function, all, true)
                 .await
             {
@@ -526,12 +350,12 @@ impl Tab {
                     return Err(if n < next {
                         HostError::StaleRef(format!(
                             "ref {text} is stale: its page or frame has navigated since; take a new snapshot (GET /tabs/{}/snapshot)",
-                            self.id
+                            self.session.tab_id()
                         ))
                     } else {
                         HostError::Invalid(format!(
                             "no element has ref {text} in this tab; refs come from GET /tabs/{}/snapshot or screenshot labels",
-                            self.id
+                            self.session.tab_id()
                         ))
                     });
                 };
@@ -549,6 +373,7 @@ impl Tab {
                     }
                 }
                 let found = self
+                    .session
                     .call_function(
                         CallOn::World(entry.context_id),
                         concat!(
@@ -563,7 +388,7 @@ impl Tab {
                 let stale = || {
                     HostError::StaleRef(format!(
                         "ref {text} is stale: its element is no longer in the page; take a new snapshot (GET /tabs/{}/snapshot)",
-                        self.id
+                        self.session.tab_id()
                     ))
                 };
                 match found {
@@ -579,11 +404,10 @@ impl Tab {
                 }
             }
             Target::Selector(selector) => {
-                let frame = self
-                    .main_frame()
-                    .unwrap_or_else(|| self.target_id.inner().clone());
+                let frame = self.session.main_frame_or_target();
                 let world = self.frame_world(&frame).await?;
                 let object = match self
+                    .session
                     .call_function(
                         CallOn::World(world),
                         SELECT_FN,
@@ -606,6 +430,7 @@ impl Tab {
                 if object.get("subtype").and_then(Value::as_str) != Some("node") {
                     let id = object.get("objectId").and_then(Value::as_str).unwrap_or("");
                     let detail = self
+                        .session
                         .call_function(
                             CallOn::Object(id),
                             "function() { return this.error; }",
@@ -642,6 +467,7 @@ impl Tab {
     ) -> HostResult<TargetAnswer> {
         let (object, frame) = self.target_object(target).await?;
         let value = self
+            .session
             .call_function(CallOn::Object(&object), function, arguments, true)
             .await?;
         let value = value.get("value").cloned().unwrap_or(Value::Null);
@@ -654,7 +480,7 @@ impl Tab {
         // Inside a frame the script sees frame coordinates: shift by where
         // the frame's content box sits in the top-level viewport.
         let offset = if value.get("state").and_then(Value::as_str) == Some("ok")
-            && Some(&frame) != self.main_frame().as_ref()
+            && Some(&frame) != self.session.main_frame().as_ref()
         {
             self.frame_offset(&frame).await?
         } else {
@@ -700,6 +526,7 @@ impl Tab {
     /// coordinates.
     pub async fn frame_offset(&self, frame_id: &str) -> Result<(f64, f64)> {
         let owner = self
+            .session
             .raw("DOM.getFrameOwner", json!({ "frameId": frame_id }))
             .await?;
         let backend = owner
@@ -707,6 +534,7 @@ impl Tab {
             .and_then(Value::as_i64)
             .ok_or_else(|| Error::internal("frame has no owner element"))?;
         let model = self
+            .session
             .raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
             .await?;
         let content = model
@@ -746,13 +574,14 @@ impl Tab {
 
     pub async fn dispatch_change_on(&self, target: &Target) -> HostResult<()> {
         let (object, _) = self.target_object(target).await?;
-        self.call_function(
-            CallOn::Object(&object),
-            "function() { this.dispatchEvent(new Event('change', { bubbles: true })); }",
-            vec![],
-            true,
-        )
-        .await?;
+        self.session
+            .call_function(
+                CallOn::Object(&object),
+                "function() { this.dispatchEvent(new Event('change', { bubbles: true })); }",
+                vec![],
+                true,
+            )
+            .await?;
         Ok(())
     }
 }
@@ -804,13 +633,6 @@ impl TargetAnswer {
     }
 }
 
-/// What `Runtime.callFunctionOn` runs against.
-#[derive(Debug, Clone, Copy)]
-pub enum CallOn<'a> {
-    World(i64),
-    Object(&'a str),
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -824,36 +646,5 @@ mod tests {
         }
         assert_eq!(ref_text(0, 7), "e7");
         assert_eq!(ref_text(3, 7), "f3e7");
-    }
-
-    #[test]
-    fn numbers_are_never_reused_after_navigation() {
-        let mut t = RefTable::default();
-        t.record("main", 1, &[(1, Some(10)), (2, None)], 3);
-        assert!(t.entry(1).is_some());
-        assert_eq!(t.known("main", 10, 1), Some(1));
-        assert_eq!(
-            t.known("main", 10, 2),
-            None,
-            "another world is another document"
-        );
-        t.page_navigated();
-        assert_eq!(t.known("main", 10, 1), None);
-        assert!(t.entry(1).is_none());
-        assert_eq!(t.next(), 3, "a stale number must never name a new element");
-        t.record("child", 2, &[(3, None)], 4);
-        t.frame_navigated("child");
-        assert!(t.entry(3).is_none());
-        assert_eq!(t.next(), 4);
-    }
-
-    #[test]
-    fn frame_ordinals_are_stable() {
-        let mut t = RefTable::default();
-        assert_eq!(t.ordinal("main", true), 0);
-        assert_eq!(t.ordinal("a", false), 1);
-        assert_eq!(t.ordinal("b", false), 2);
-        assert_eq!(t.ordinal("a", false), 1);
-        assert_eq!(t.ordinal_of("b"), 2);
     }
 }

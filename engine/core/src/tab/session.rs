@@ -2,41 +2,105 @@
 //! tab sends goes through here and gets its bound here, so a page that stops
 //! answering costs a timeout error, never a hung request; the rest of the
 //! tab never touches chromiumoxide's `Page`.
+//!
+//! It also knows what blocks its page: a JavaScript dialog (watched from
+//! the prompts) holds every command that needs the page's script, and a
+//! closed target never answers. Commands of that kind
+//! ([`PageSession::execute_unless_dialog`], scripts, raw calls) stop waiting
+//! when either happens.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use chromiumoxide::Page;
 use chromiumoxide::cdp::IntoEventKind;
-use chromiumoxide::cdp::browser_protocol::target::TargetId;
+use chromiumoxide::cdp::browser_protocol::page::{CreateIsolatedWorldParams, FrameId};
+use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId};
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
 use chromiumoxide::listeners::EventStream;
-use chromiumoxide::types::{Command, CommandResponse};
+use chromiumoxide::types::{Command, CommandResponse, Method, MethodId};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::{Notify, watch};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
+use crate::events::PendingDialog;
 
 /// The bound of a command that names none.
 pub const COMMAND_BOUND: Duration = Duration::from_secs(10);
 
+/// While an input command waits, how often a running clock is asked for a
+/// frame.
+const NUDGE_INTERVAL: Duration = Duration::from_millis(3);
+
 pub struct PageSession {
     page: Page,
+    tab_id: String,
+    target_id: TargetId,
+    /// The main frame's id, as the event pump last saw it.
+    main_frame: Mutex<Option<String>>,
+    dialog: watch::Receiver<Option<PendingDialog>>,
+    closed: watch::Sender<bool>,
 }
 
 impl PageSession {
-    pub fn new(page: Page) -> PageSession {
-        PageSession { page }
+    /// Wraps `page` for tab `tab_id`; `dialog` follows the tab's JavaScript
+    /// dialog.
+    pub async fn open(
+        page: Page,
+        tab_id: String,
+        dialog: watch::Receiver<Option<PendingDialog>>,
+    ) -> PageSession {
+        let target_id = page.target_id().clone();
+        let main_frame = tokio::time::timeout(COMMAND_BOUND, page.mainframe())
+            .await
+            .ok()
+            .and_then(|r| r.ok())
+            .flatten()
+            .map(|f| f.inner().clone());
+        PageSession {
+            page,
+            tab_id,
+            target_id,
+            main_frame: Mutex::new(main_frame),
+            dialog,
+            closed: watch::Sender::new(false),
+        }
+    }
+
+    pub fn tab_id(&self) -> &str {
+        &self.tab_id
     }
 
     pub fn target_id(&self) -> &TargetId {
-        self.page.target_id()
+        &self.target_id
     }
 
-    /// The main frame's id, asked of the browser.
-    pub async fn main_frame(&self) -> Option<String> {
-        tokio::time::timeout(COMMAND_BOUND, self.page.mainframe())
-            .await
-            .ok()?
-            .ok()
-            .flatten()
-            .map(|f| f.inner().clone())
+    pub fn main_frame(&self) -> Option<String> {
+        self.main_frame
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The main frame's id, or the target's (which Chromium uses for it)
+    /// before the first navigation was seen.
+    pub fn main_frame_or_target(&self) -> String {
+        self.main_frame()
+            .unwrap_or_else(|| self.target_id.inner().clone())
+    }
+
+    pub fn set_main_frame(&self, frame: String) {
+        *self.main_frame.lock().unwrap_or_else(|e| e.into_inner()) = Some(frame);
+    }
+
+    pub fn dialog_open(&self) -> bool {
+        self.dialog.borrow().is_some()
+    }
+
+    /// The target is gone: commands waiting on the page stop waiting.
+    pub fn mark_closed(&self) {
+        self.closed.send_replace(true);
     }
 
     /// Sends `command`, bounded by [`COMMAND_BOUND`].
@@ -63,4 +127,215 @@ impl PageSession {
     pub async fn event_listener<T: IntoEventKind + Unpin>(&self) -> Result<EventStream<T>> {
         Ok(self.page.event_listener::<T>().await?)
     }
+
+    /// Sends a command that the page's script may block on (input, script).
+    /// If a dialog opens meanwhile, the browser holds the answer until the
+    /// dialog closes, and a tab the script closed never answers: stop waiting
+    /// and report `None` instead of hanging. An open dialog refuses at once.
+    /// `nudge`: input is handled at the start of a frame, so while an input
+    /// command waits, a running clock is asked for frames now rather than at
+    /// its next tick.
+    pub async fn execute_unless_dialog<T: Command>(
+        &self,
+        command: T,
+        nudge: Option<&Notify>,
+    ) -> Result<Option<T::Response>> {
+        if self.dialog_open() {
+            return Err(Error::dialog_blocks(&self.tab_id));
+        }
+        let mut dialog = self.dialog.clone();
+        let mut closed = self.closed.subscribe();
+        let blocked = async move {
+            tokio::select! {
+                _ = dialog.wait_for(Option::is_some) => {}
+                _ = closed.wait_for(|c| *c) => {}
+            }
+        };
+        let response = self.execute(command);
+        tokio::pin!(response, blocked);
+        loop {
+            // Waiters only: a frozen tab keeps no pending nudge.
+            if let Some(nudge) = nudge {
+                nudge.notify_waiters();
+            }
+            tokio::select! {
+                response = &mut response => return Ok(Some(response?.result)),
+                _ = &mut blocked => return Ok(None),
+                _ = tokio::time::sleep(NUDGE_INTERVAL), if nudge.is_some() => {}
+            }
+        }
+    }
+
+    /// Sends a raw CDP command (see [`RawCommand`]). Like every page
+    /// command, it gives up when a dialog opens meanwhile.
+    pub async fn raw(&self, method: &'static str, params: Value) -> Result<Value> {
+        self.execute_unless_dialog(RawCommand::new(method, params), None)
+            .await?
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::InvalidRequest,
+                    format!(
+                        "a dialog opened (or the tab closed) during {method}; accept or dismiss it first (POST /tabs/{}/dialog/accept)",
+                        self.tab_id
+                    ),
+                )
+            })
+    }
+
+    /// `Runtime.callFunctionOn` in a world or on an object.
+    pub async fn call_function(
+        &self,
+        on: CallOn<'_>,
+        function: &str,
+        arguments: Vec<Value>,
+        by_value: bool,
+    ) -> Result<Value> {
+        let mut params = json!({
+            "functionDeclaration": function,
+            "arguments": arguments,
+            "returnByValue": by_value,
+            "awaitPromise": false,
+        });
+        match on {
+            CallOn::World(id) => params["executionContextId"] = json!(id),
+            CallOn::Object(id) => params["objectId"] = json!(id),
+        }
+        let response = self.raw("Runtime.callFunctionOn", params).await?;
+        if let Some(exception) = response.get("exceptionDetails") {
+            let text = exception
+                .pointer("/exception/description")
+                .and_then(Value::as_str)
+                .or_else(|| exception.get("text").and_then(Value::as_str))
+                .unwrap_or("exception");
+            return Err(Error::new(ErrorCode::EvaluationError, text.to_string()));
+        }
+        Ok(response.get("result").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Evaluates an expression, awaiting promises. Returns (value, JS type).
+    pub async fn evaluate_value(&self, expression: &str) -> Result<(Value, String)> {
+        self.evaluate_in(expression, None).await
+    }
+
+    /// Evaluates page-side helper code that returns JSON-able data.
+    pub async fn evaluate_json(&self, expression: &str) -> Result<Value> {
+        Ok(self.evaluate_value(expression).await?.0)
+    }
+
+    /// Evaluates in a fresh isolated world of the main frame: the page's
+    /// origin, cookies and DOM, but none of its script (a page can't
+    /// replace the `fetch` wabp calls).
+    pub async fn evaluate_isolated(&self, expression: &str) -> Result<Value> {
+        let world = self
+            .execute(
+                CreateIsolatedWorldParams::builder()
+                    .frame_id(FrameId::new(self.main_frame_or_target()))
+                    .world_name("wabp")
+                    .build()
+                    .map_err(Error::internal)?,
+            )
+            .await?;
+        Ok(self
+            .evaluate_in(expression, Some(world.result.execution_context_id))
+            .await?
+            .0)
+    }
+
+    async fn evaluate_in(
+        &self,
+        expression: &str,
+        context: Option<ExecutionContextId>,
+    ) -> Result<(Value, String)> {
+        let mut builder = EvaluateParams::builder()
+            .expression(expression)
+            .return_by_value(true)
+            .await_promise(true)
+            .user_gesture(true);
+        if let Some(context) = context {
+            builder = builder.context_id(context);
+        }
+        let params = builder.build().map_err(Error::internal)?;
+        let Some(response) = self.execute_unless_dialog(params, None).await? else {
+            let message = if self.dialog_open() {
+                format!(
+                    "the script opened a dialog, which is pending; accept or dismiss it (POST /tabs/{}/dialog/accept)",
+                    self.tab_id
+                )
+            } else {
+                format!("tab {} closed while the script ran", self.tab_id)
+            };
+            return Err(Error::new(ErrorCode::EvaluationError, message));
+        };
+        if let Some(exception) = &response.exception_details {
+            let detail = exception
+                .exception
+                .as_ref()
+                .and_then(|e| e.description.clone())
+                .unwrap_or_else(|| exception.text.clone());
+            return Err(Error::new(ErrorCode::EvaluationError, detail));
+        }
+        let object = &response.result;
+        let kind = object.r#type.as_ref().to_string();
+        let value = match (&object.value, &object.unserializable_value) {
+            (Some(v), _) => v.clone(),
+            // NaN, Infinity, -0, bigints: their text form.
+            (None, Some(u)) => Value::String(u.inner().clone()),
+            (None, None) => Value::Null,
+        };
+        Ok((value, kind))
+    }
+
+    /// URL and title from the browser process, so it answers even while a
+    /// dialog blocks the page's script.
+    pub async fn info(&self) -> Result<(String, String)> {
+        let info = self
+            .execute(
+                GetTargetInfoParams::builder()
+                    .target_id(self.target_id.clone())
+                    .build(),
+            )
+            .await?;
+        Ok((
+            info.result.target_info.url.clone(),
+            info.result.target_info.title.clone(),
+        ))
+    }
+}
+
+/// What `Runtime.callFunctionOn` runs against.
+#[derive(Debug, Clone, Copy)]
+pub enum CallOn<'a> {
+    World(i64),
+    Object(&'a str),
+}
+
+/// A CDP command sent as raw JSON, answered as raw JSON: the typed bindings
+/// reject enum values newer than they are (AX roles and properties grow with
+/// every Chromium release).
+#[derive(Debug, Clone)]
+pub struct RawCommand {
+    method: &'static str,
+    params: Value,
+}
+
+impl RawCommand {
+    pub fn new(method: &'static str, params: Value) -> Self {
+        RawCommand { method, params }
+    }
+}
+
+impl Serialize for RawCommand {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.params.serialize(s)
+    }
+}
+
+impl Method for RawCommand {
+    fn identifier(&self) -> MethodId {
+        self.method.into()
+    }
+}
+
+impl Command for RawCommand {
+    type Response = Value;
 }

@@ -7,9 +7,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::refs::{CallOn, PageRefs, lookup_prelude, ref_text};
 use crate::error::{Error, ErrorCode, Result};
-use crate::refs::{CallOn, lookup_prelude, ref_text};
-use crate::tab::Tab;
 
 /// A text snapshot is served in windows of this many characters...
 pub const WINDOW_CHARS: usize = 80_000;
@@ -71,14 +70,6 @@ const STATES: &[&str] = &[
     "busy",
     "modal",
 ];
-
-#[derive(Debug, Clone)]
-pub struct CachedSnapshot {
-    pub epoch: u64,
-    pub url: String,
-    pub text: String,
-    pub refs_count: usize,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SnapshotFormat {
@@ -302,11 +293,11 @@ fn assign_numbers(
     }
 }
 
-impl Tab {
+impl PageRefs<'_> {
     /// Reads every frame's AX tree and gives interactive elements their refs.
     pub async fn build_snapshot(&self) -> Result<Built> {
         let started = std::time::Instant::now();
-        let frame_tree = self.raw("Page.getFrameTree", json!({})).await?;
+        let frame_tree = self.session().raw("Page.getFrameTree", json!({})).await?;
         let mut frame_list = Vec::new();
         if let Some(tree) = frame_tree.get("frameTree") {
             frames_of(tree, None, &mut frame_list);
@@ -321,6 +312,7 @@ impl Tab {
         for (i, (id, _)) in frame_list.iter().enumerate() {
             // A frame can go away between the listing and the read.
             let Ok(ax) = self
+                .session()
                 .raw("Accessibility.getFullAXTree", json!({ "frameId": id }))
                 .await
             else {
@@ -376,6 +368,7 @@ impl Tab {
             converted.push(Some(nodes));
             if i > 0
                 && let Ok(owner) = self
+                    .session()
                     .raw("DOM.getFrameOwner", json!({ "frameId": tree.id }))
                     .await
                 && let Some(b) = owner.get("backendNodeId").and_then(Value::as_i64)
@@ -410,7 +403,7 @@ impl Tab {
         let mut refs_count = 0;
         let mut focused = None;
         assign_numbers(&mut roots, &numbers, &mut refs_count, &mut focused);
-        let (url, _) = self.info().await.unwrap_or_default();
+        let (url, _) = self.session().info().await.unwrap_or_default();
         tracing::debug!(
             "snapshot: AX trees read in {read_ms:.1} ms, converted by {converted_ms:.1} ms, refs by {:.1} ms",
             started.elapsed().as_secs_f64() * 1000.0
@@ -446,8 +439,8 @@ impl Built {
 
     /// The JSON shape: elements with ref_id, role, name, value, state,
     /// bounds (for elements with refs), children.
-    pub async fn json(&self, tab: &Tab) -> Value {
-        let bounds = self.bounds(tab).await;
+    pub async fn json(&self, refs: &PageRefs<'_>) -> Value {
+        let bounds = self.bounds(refs).await;
         let elements: Vec<Value> = self
             .roots
             .iter()
@@ -463,7 +456,7 @@ impl Built {
     }
 
     /// Viewport boxes of numbered elements, read from each frame's world.
-    async fn bounds(&self, tab: &Tab) -> HashMap<u32, Value> {
+    async fn bounds(&self, refs: &PageRefs<'_>) -> HashMap<u32, Value> {
         let mut by_frame: HashMap<usize, Vec<u32>> = HashMap::new();
         collect_numbers(&self.roots, &mut by_frame);
         let mut out = HashMap::new();
@@ -471,15 +464,16 @@ impl Built {
             let Some((frame_id, ordinal)) = self.frames.get(frame) else {
                 continue;
             };
-            let Ok(world) = tab.frame_world(frame_id).await else {
+            let Ok(world) = refs.frame_world(frame_id).await else {
                 continue;
             };
             let (dx, dy) = if *ordinal == 0 {
                 (0.0, 0.0)
             } else {
-                tab.frame_offset(frame_id).await.unwrap_or((0.0, 0.0))
+                refs.frame_offset(frame_id).await.unwrap_or((0.0, 0.0))
             };
-            let Ok(result) = tab
+            let Ok(result) = refs
+                .session()
                 .call_function(
                     CallOn::World(world),
                     concat!("function(ids) { ", lookup_prelude!(), " return ids.map(n => { const el = byNumber(n); if (!el) return null; const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }); }"),

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::action::Envelope;
+use super::Envelope;
 use crate::error::Result;
 use crate::network::NetworkCall;
 
