@@ -66,10 +66,11 @@ impl ErrorCode {
             ErrorCode::Forbidden => 403,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::NotReady => 503,
-            ErrorCode::NetworkError => 502,
+            // The page or address the client named could not be reached:
+            // the engine itself is fine.
+            ErrorCode::NetworkError | ErrorCode::NavigationFailed => 400,
             ErrorCode::Timeout => 504,
-            ErrorCode::NavigationFailed
-            | ErrorCode::BrowserInitFailed
+            ErrorCode::BrowserInitFailed
             | ErrorCode::DevtoolsInitFailed
             | ErrorCode::PluginFailed
             | ErrorCode::Internal => 500,

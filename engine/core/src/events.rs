@@ -23,7 +23,12 @@ pub enum TabSignal {
     Navigated {
         url: String,
         reason: Option<String>,
+        /// The browser's error page for a navigation that failed.
+        error_page: bool,
     },
+    /// The main frame stopped loading (its document loaded, or a
+    /// navigation ended without a new one: a download, a 204).
+    LoadingStopped,
     DialogOpened(PendingDialog),
     /// An envelope event other than navigation, dialog and tab_closed
     /// (file_chooser, select_open, popup, download_*, file_selected, ...).
@@ -48,6 +53,9 @@ pub struct PendingDialog {
 pub enum TabEvent {
     /// The main frame committed a new document.
     Navigation(Navigation),
+    /// A navigation of the main frame failed (DNS, refused, redirect loop,
+    /// ...); the tab shows the browser's error page.
+    NavigationFailed(NavigationFailed),
     /// A JavaScript dialog opened; it blocks the page until answered.
     Dialog(Dialog),
     /// The page opened a file chooser; answer it with `POST /file-chooser/{id}`.
@@ -75,6 +83,7 @@ impl TabEvent {
     pub fn kind(&self) -> &'static str {
         match self {
             TabEvent::Navigation(_) => "navigation",
+            TabEvent::NavigationFailed(_) => "navigation_failed",
             TabEvent::Dialog(_) => "dialog",
             TabEvent::FileChooser(_) => "file_chooser",
             TabEvent::FileSelected(_) => "file_selected",
@@ -120,6 +129,14 @@ pub struct Navigation {
     /// `script`, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub navigation_type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct NavigationFailed {
+    pub tab_id: String,
+    pub url: String,
+    /// The browser's network error, e.g. `net::ERR_NAME_NOT_RESOLVED`.
+    pub error: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

@@ -32,6 +32,10 @@ struct Navigate {
     /// Referrer URL
     #[serde(default)]
     referrer: Option<String>,
+    /// Accept a `beforeunload` prompt the page raises on leaving (default:
+    /// the navigation waits for it, and the envelope says so)
+    #[serde(default)]
+    accept_beforeunload: bool,
     #[serde(flatten)]
     options: Options,
 }
@@ -126,7 +130,14 @@ pub fn operations() -> Vec<Operation> {
                 let options = input.options.resolve("action_complete")?;
                 let envelope = ctx
                     .engine
-                    .navigate(&ctx.caller, &tab, &input.url, input.referrer.as_deref(), &options)
+                    .navigate(
+                        &ctx.caller,
+                        &tab,
+                        &input.url,
+                        input.referrer.as_deref(),
+                        input.accept_beforeunload,
+                        &options,
+                    )
                     .await?;
                 Ok(Output::Envelope(envelope))
             },

@@ -86,7 +86,12 @@ impl Recorder {
         let now = self.virtual_start_ms + self.dispatched.elapsed().as_secs_f64() * 1000.0;
         let now = (now * 10.0).round() / 10.0;
         match signal {
-            TabSignal::Navigated { url, reason } => {
+            TabSignal::LoadingStopped => None,
+            // The failure itself comes as its own event.
+            TabSignal::Navigated {
+                error_page: true, ..
+            } => None,
+            TabSignal::Navigated { url, reason, .. } => {
                 self.push(
                     TabEvent::Navigation(events::Navigation {
                         tab_id: self.tab_id.clone(),

@@ -89,6 +89,9 @@ pub struct ActionKind {
     pub params: Value,
     pub hint: NavigationHint,
     pub scroll_source: ScrollSource,
+    /// Runs while a JavaScript dialog is open (navigate, reload: leaving the
+    /// page is the way out of a dialog loop); other actions are refused.
+    pub over_dialog: bool,
 }
 
 impl ActionKind {
@@ -98,6 +101,7 @@ impl ActionKind {
             params,
             hint: NavigationHint::None,
             scroll_source: ScrollSource::for_action(name),
+            over_dialog: false,
         }
     }
 }
@@ -211,7 +215,8 @@ async fn execute<T: ActionTab>(
         ))
         .await?;
     // The page can't run while a dialog is open: say so at once.
-    if tab.dialog_pending() {
+    let dialog_before = tab.dialog_pending();
+    if dialog_before && !kind.over_dialog {
         return Err(Error::dialog_blocks(tab.id()));
     }
     let total = Instant::now();
@@ -230,7 +235,15 @@ async fn execute<T: ActionTab>(
     // frozen; the last after-frame when the page stayed frozen since.
     let step = Instant::now();
     let (before, before_viewport, virtual_start_ms) =
-        match tab.last_frame().filter(|f| f.frozen_since) {
+        match tab.last_frame().filter(|f| f.frozen_since || dialog_before) {
+            // Behind a dialog the page can't be read: the last frame stands.
+            _ if dialog_before => match tab.last_frame() {
+                Some(frame) => {
+                    let vt = frame.image.virtual_time_ms;
+                    (capture.then_some(frame.image), frame.viewport, vt)
+                }
+                None => (None, ViewportInfo::default(), now_ms()),
+            },
             Some(frame) if capture => {
                 let vt = frame.image.virtual_time_ms;
                 (Some(frame.image), frame.viewport, vt)

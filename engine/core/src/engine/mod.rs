@@ -370,8 +370,15 @@ impl Engine {
         if self.config.pause {
             tab.driver().enable(None).await?;
         }
-        if url != "about:blank" {
-            self.first_load(&tab, Some(url)).await?;
+        if url != "about:blank"
+            && let Err(e) = self.first_load(&tab, Some(url)).await
+        {
+            // No tab half-opened: the caller hears why instead.
+            let _ = tab
+                .session
+                .execute(CloseTargetParams::new(tab.target_id.clone()))
+                .await;
+            return Err(e);
         }
         self.tabs.write().unwrap().push(tab.clone());
         let owner = Caller::from_owner(tab.owner());
@@ -384,23 +391,27 @@ impl Engine {
 
     /// Loads a new tab's first page (`url`, or what it is already loading)
     /// with the clock running, then freezes it.
+    /// A page that does not finish loading in time (a slow image, a busy
+    /// script, a dialog) is frozen as it stands: the tab is usable.
     async fn first_load(&self, tab: &Arc<Tab>, url: Option<&str>) -> Result<()> {
         tab.driver().thaw().await?;
         let loaded = async {
             if let Some(url) = url {
-                tab.navigate_to(url, None).await?;
+                tab.navigate_to(url, None, false).await?;
             }
-            let started = std::time::Instant::now();
-            while started.elapsed() < FIRST_LOAD_LIMIT && tab.pending_dialog().is_none() {
-                let state = tab.session.evaluate_json("document.readyState").await?;
-                if state.as_str() == Some("complete") {
+            while tab.pending_dialog().is_none() {
+                let state = tab.session.evaluate_json("document.readyState").await;
+                if state.is_err() || state.is_ok_and(|s| s.as_str() == Some("complete")) {
                     break;
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             Ok::<_, Error>(())
-        }
-        .await;
+        };
+        let loaded = match tokio::time::timeout(FIRST_LOAD_LIMIT, loaded).await {
+            Ok(loaded) => loaded,
+            Err(_) => Ok(()),
+        };
         tab.driver().freeze().await?;
         loaded
     }
@@ -864,6 +875,7 @@ impl Engine {
             params: params.clone(),
             hint: NavigationHint::None,
             scroll_source: ScrollSource::for_action(name),
+            over_dialog: false,
         };
         let name = name.to_string();
         let dispatch: Dispatch = Box::new(move |tab: Arc<Tab>| {
@@ -886,15 +898,34 @@ impl Engine {
         tab_id: &str,
         url: &str,
         referrer: Option<&str>,
+        accept_beforeunload: bool,
         options: &ActionOptions,
     ) -> Result<Envelope> {
         crate::url_policy::check_url(url, &self.config.extra_schemes)?;
-        let kind = ActionKind::new("navigate", json!({ "url": url, "referrer": referrer }));
+        let mut kind = ActionKind::new("navigate", json!({ "url": url, "referrer": referrer }));
+        kind.over_dialog = true;
         let (url, referrer) = (url.to_string(), referrer.map(str::to_string));
         let dispatch: Dispatch = Box::new(move |tab: Arc<Tab>| {
             Box::pin(async move {
-                tab.navigate_to(&url, referrer.as_deref()).await?;
-                Ok(json!({ "status": "navigated", "url": url }))
+                match tab
+                    .navigate_to(&url, referrer.as_deref(), accept_beforeunload)
+                    .await
+                {
+                    Ok(()) => match tab.pending_dialog() {
+                        Some(d) if d.dialog_type == "beforeunload" => Ok(json!({
+                            "status": "blocked_by_beforeunload",
+                            "url": url,
+                            "hint": "the page asks before leaving: accept the dialog (POST /tabs/{id}/dialog/accept), or navigate with \"accept_beforeunload\": true",
+                        })),
+                        _ => Ok(json!({ "status": "navigated", "url": url })),
+                    },
+                    // The envelope shows the error page and carries the
+                    // `navigation_failed` event.
+                    Err(e) if e.code == ErrorCode::NavigationFailed => {
+                        Ok(json!({ "status": "failed", "url": url, "error": e.message }))
+                    }
+                    Err(e) => Err(e),
+                }
             })
         });
         self.run_action(caller, tab_id, options, kind, dispatch)
@@ -936,6 +967,7 @@ impl Engine {
         });
         let mut kind = ActionKind::new("reload", json!({}));
         kind.hint = NavigationHint::Reload;
+        kind.over_dialog = true;
         self.run_action(caller, tab_id, options, kind, dispatch)
             .await
     }

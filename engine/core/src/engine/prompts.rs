@@ -31,14 +31,50 @@ impl Engine {
                 format!("no dialog is open in tab {tab_id}"),
             ));
         }
+        let opened = tab.prompts.dialogs_opened();
         let mut params = HandleJavaScriptDialogParams::new(accept);
         params.prompt_text = prompt_text;
-        tab.session.execute(params).await?;
-        tab.clear_dialog();
-        // An action that opened the dialog left the page running (the
-        // renderer was inside the dialog); freeze it now.
-        tab.driver().freeze().await?;
-        Ok(json!({ "success": true }))
+        if let Err(e) = tab.session.execute(params).await {
+            // Gone meanwhile (the page navigated away, the tab closed).
+            tab.clear_dialog();
+            return Err(Error::new(
+                ErrorCode::DialogNotPresent,
+                format!("the dialog in tab {tab_id} could not be answered: {}", e.message),
+            ));
+        }
+        // The pump sees it close; the next of a storm may open right after.
+        if !tab.prompts.dialog_answered(opened, DIALOG_CLOSE_LIMIT).await {
+            tab.clear_dialog();
+        }
+        // A script that alerts in a loop opens the next one at once: give it
+        // a moment, so the answer can say so.
+        if tab.pending_dialog().is_none() {
+            tab.prompts.next_dialog(opened, NEXT_DIALOG_GRACE).await;
+        }
+        let mut answer = json!({ "success": true });
+        match tab.pending_dialog() {
+            Some(next) => {
+                let virtual_time_ms = tab
+                    .last_frame()
+                    .map_or_else(now_ms, |f| f.image.virtual_time_ms);
+                answer["events"] = json!([events::StampedEvent {
+                    event: TabEvent::Dialog(events::Dialog {
+                        tab_id: tab.id.clone(),
+                        dialog_type: next.dialog_type,
+                        message: next.message,
+                        default_prompt: next.default_prompt,
+                        pending: true,
+                    }),
+                    virtual_time_ms,
+                }]);
+            }
+            // An action that opened the dialog left the page running (the
+            // renderer was inside the dialog); freeze it now.
+            None => {
+                tab.driver().freeze().await?;
+            }
+        }
+        Ok(answer)
     }
 
     // ---- file choosers, selects, downloads ----
@@ -221,6 +257,11 @@ impl Engine {
         Ok(json!({ "success": true, "value": result.get("value") }))
     }
 }
+
+/// How long the pump may take to see an answered dialog close.
+const DIALOG_CLOSE_LIMIT: Duration = Duration::from_secs(2);
+/// How long an answered dialog's script has to open the next one.
+const NEXT_DIALOG_GRACE: Duration = Duration::from_millis(30);
 
 /// An event that happens outside any action (answering a file chooser): sent
 /// to whoever watches the tab and returned in the response, stamped with the

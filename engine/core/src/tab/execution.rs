@@ -160,8 +160,10 @@ impl FrameDriver {
             return Ok(());
         }
         self.frames.forget_frozen_frame();
+        // Inside a dialog the renderer answers nothing; the clock waits for
+        // the dialog too.
         self.session
-            .execute(SetPlaybackRateParams::new(1.0))
+            .execute_until_blocked(SetPlaybackRateParams::new(1.0), STEP_LIMIT, None)
             .await?;
         let (stop, stopped) = oneshot::channel();
         let handle = tokio::spawn(run_clock(
@@ -194,20 +196,30 @@ impl FrameDriver {
                 abort.abort();
             }
         }
-        if self.session.dialog_open() {
-            // The renderer is inside the dialog: commands to it would wait for
-            // the dialog. The dialog's close refreezes (`Engine::handle_dialog`).
-            exec.paused = false;
+        // The renderer inside a dialog (open now, or opening meanwhile)
+        // answers nothing until it closes: stay unfrozen; the dialog's close
+        // refreezes (`Engine::handle_dialog`). A renderer that does not
+        // answer in time is reported, not waited for.
+        exec.paused = false;
+        let pause = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause);
+        if self
+            .session
+            .execute_until_blocked(pause, STEP_LIMIT, None)
+            .await?
+            .is_none()
+        {
             return Ok(false);
         }
-        self.session
-            .execute(SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause))
-            .await?;
         // The pause cancels any unspent grant.
         self.frames.set_budget_outstanding(false);
-        self.session
-            .execute(SetPlaybackRateParams::new(0.0))
-            .await?;
+        if self
+            .session
+            .execute_until_blocked(SetPlaybackRateParams::new(0.0), STEP_LIMIT, None)
+            .await?
+            .is_none()
+        {
+            return Ok(false);
+        }
         exec.paused = true;
         Ok(true)
     }

@@ -228,7 +228,7 @@ impl PageHost for Tab {
         Ok(value.to_string())
     }
     async fn navigate(&self, url: &str, referrer: Option<&str>) -> HostResult<()> {
-        Ok(self.navigate_to(url, referrer).await?)
+        Ok(self.navigate_to(url, referrer, false).await?)
     }
     async fn back(&self) -> HostResult<()> {
         Ok(self.history_step(-1).await?)

@@ -26,7 +26,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation,
     EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
     EventJavascriptDialogOpening, EventLoadEventFired, GetNavigationHistoryParams, NavigateParams,
-    NavigateToHistoryEntryParams, ReloadParams,
+    HandleJavaScriptDialogParams, NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::TargetId;
 use chromiumoxide::cdp::js_protocol::runtime::{
@@ -57,7 +57,7 @@ pub use session::PageSession;
 
 use crate::capture::CachedFrame;
 use crate::error::{Error, ErrorCode, Result};
-use crate::events::{PendingDialog, TabSignal};
+use crate::events::{PendingDialog, TabEvent, TabSignal};
 use crate::keys::key_definition;
 use crate::network::NetworkCall;
 use crate::plugin::{
@@ -80,6 +80,9 @@ struct TabState {
     owner: Option<String>,
     /// `--allow-scheme`: what `navigate_to` accepts besides the web's schemes.
     extra_schemes: Vec<String>,
+    /// The main frame's document requests in flight, by request id: a
+    /// failed one is a failed navigation.
+    document_requests: std::collections::HashMap<String, String>,
     /// The iframes seen since the main frame's last navigation (downloads
     /// name the frame that started them).
     child_frames: std::collections::HashSet<String>,
@@ -301,6 +304,12 @@ impl Tab {
             RawEvent::RequestStarted(e) => {
                 self.capture_request(&e);
                 let url = e.request.url.clone();
+                let document = e.loader_id.inner() == e.request_id.inner();
+                if document && e.frame_id.as_ref().is_some_and(|f| is_main(&state, f.inner())) {
+                    state
+                        .document_requests
+                        .insert(e.request_id.inner().clone(), url.clone());
+                }
                 Some(TabSignal::Wait(WaitSignal::RequestStarted(RequestInfo {
                     id: e.request_id.inner().clone(),
                     same_site: state.url.is_empty()
@@ -315,12 +324,25 @@ impl Tab {
                 })))
             }
             RawEvent::RequestDone(id) => {
+                state.document_requests.remove(&id);
                 self.capture_finished(&id);
                 Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
             }
             RawEvent::RequestFailed(e) => {
                 let id = e.request_id.inner().clone();
                 self.network.failed(&id, &e.error_text);
+                // Aborted: replaced by another navigation, or a download.
+                if let Some(url) = state.document_requests.remove(&id)
+                    && e.error_text != "net::ERR_ABORTED"
+                {
+                    let _ = self.signals.send(TabSignal::Event(TabEvent::NavigationFailed(
+                        crate::events::NavigationFailed {
+                            tab_id: self.id.clone(),
+                            url,
+                            error: e.error_text.clone(),
+                        },
+                    )));
+                }
                 Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
             }
             RawEvent::ResponseReceived(e) => {
@@ -346,8 +368,10 @@ impl Tab {
             RawEvent::StoppedLoading(frame) => {
                 if is_main(&state, &frame) {
                     state.loading = false;
+                    Some(TabSignal::LoadingStopped)
+                } else {
+                    None
                 }
-                None
             }
             RawEvent::Navigated(e) => {
                 let main = e.frame.parent_id.is_none();
@@ -359,11 +383,16 @@ impl Tab {
                 }
                 if e.frame.parent_id.is_none() {
                     self.session.set_main_frame(e.frame.id.inner().clone());
-                    let url = format!(
-                        "{}{}",
-                        e.frame.url,
-                        e.frame.url_fragment.clone().unwrap_or_default()
-                    );
+                    // An error page stands for the URL that failed.
+                    let error_page = e.frame.unreachable_url.is_some();
+                    let url = match &e.frame.unreachable_url {
+                        Some(failed) => failed.clone(),
+                        None => format!(
+                            "{}{}",
+                            e.frame.url,
+                            e.frame.url_fragment.clone().unwrap_or_default()
+                        ),
+                    };
                     state.url = url.clone();
                     self.frames.page_replaced();
                     self.prompts.page_replaced();
@@ -373,7 +402,11 @@ impl Tab {
                         .send(TabSignal::Wait(WaitSignal::NavigationCommitted(
                             url.clone(),
                         )));
-                    Some(TabSignal::Navigated { url, reason })
+                    Some(TabSignal::Navigated {
+                        url,
+                        reason,
+                        error_page,
+                    })
                 } else {
                     None
                 }
@@ -391,7 +424,7 @@ impl Tab {
                 Some(TabSignal::DialogOpened(dialog))
             }
             RawEvent::DialogClosed => {
-                self.prompts.dialog_closed();
+                self.prompts.dialog_close_seen();
                 None
             }
             RawEvent::BudgetExpired => {
@@ -724,19 +757,103 @@ impl Tab {
 
     /// Navigates the main frame; the URL policy holds here too, so a plugin
     /// can't open what a client may not.
-    pub async fn navigate_to(&self, url: &str, referrer: Option<&str>) -> Result<()> {
+    /// `accept_beforeunload`: a `beforeunload` prompt the navigation raises
+    /// is accepted and the navigation goes on; otherwise it stays pending.
+    pub async fn navigate_to(
+        &self,
+        url: &str,
+        referrer: Option<&str>,
+        accept_beforeunload: bool,
+    ) -> Result<()> {
         let extra = self.state.lock().unwrap().extra_schemes.clone();
         crate::url_policy::check_url(url, &extra)?;
         let mut params = NavigateParams::new(url);
         params.referrer = referrer.map(str::to_string);
-        let response = self.session.execute(params).await?;
-        if let Some(error) = &response.result.error_text {
-            return Err(Error::new(
+        let failed = |error: &str| {
+            Error::new(
                 ErrorCode::NavigationFailed,
                 format!("navigation to {url} failed: {error}"),
-            ));
+            )
+        };
+        let error_text = |answer: Result<
+            chromiumoxide::types::CommandResponse<
+                chromiumoxide::cdp::browser_protocol::page::NavigateReturns,
+            >,
+        >| match answer {
+            Ok(r) => match &r.result.error_text {
+                Some(error) => Err(failed(error)),
+                None => Ok(()),
+            },
+            Err(e) => Err(e),
+        };
+        // Chromium answers Page.navigate when the navigation commits or
+        // fails, but chromiumoxide holds the answer until the new page has
+        // loaded, which a page stuck in a dialog, a slow image or a busy
+        // loop never does. Watch for the commit here; the action's wait
+        // deals with the load.
+        let mut signals = self.subscribe();
+        // Leaving a page that sits in a dialog: the dialog goes, and so does
+        // any its script opens while the navigation runs (an alert loop).
+        let leaving_dialog = self.pending_dialog().is_some();
+        if leaving_dialog {
+            self.dismiss_dialog().await;
         }
-        Ok(())
+        let session = self.session.clone();
+        let mut answer =
+            tokio::spawn(async move { session.execute_within(params, COMMIT_LIMIT).await });
+        let committed = async {
+            loop {
+                tokio::select! {
+                    answer = &mut answer => {
+                        return error_text(answer.map_err(|e| Error::internal(e.to_string()))?);
+                    }
+                    signal = signals.recv() => match signal {
+                        Ok(TabSignal::DialogOpened(d))
+                            if accept_beforeunload && d.dialog_type == "beforeunload" =>
+                        {
+                            self.session
+                                .execute(HandleJavaScriptDialogParams::new(true))
+                                .await?;
+                        }
+                        Ok(TabSignal::DialogOpened(d))
+                            if leaving_dialog && d.dialog_type != "beforeunload" =>
+                        {
+                            self.dismiss_dialog().await;
+                        }
+                        Ok(TabSignal::Navigated { error_page: false, .. })
+                        | Ok(TabSignal::LoadingStopped)
+                        // A beforeunload prompt holds the navigation: the
+                        // envelope shows it.
+                        | Ok(TabSignal::DialogOpened(_)) => return Ok(()),
+                        Ok(TabSignal::Navigated { error_page: true, .. }) => {
+                            // The error text comes with the answer, right
+                            // after the error page's (tiny) load.
+                            return match tokio::time::timeout(ERROR_TEXT_LIMIT, &mut answer).await {
+                                Ok(Ok(answer)) => error_text(answer),
+                                _ => Err(failed("the browser showed its error page")),
+                            };
+                        }
+                        Ok(TabSignal::Closed { .. }) | Err(broadcast::error::RecvError::Closed) => {
+                            return Err(Error::new(
+                                ErrorCode::TabNotFound,
+                                format!("tab {} closed while navigating", self.id),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        };
+        bounded(COMMIT_LIMIT, "the navigation's start", committed).await
+    }
+
+    /// Dismisses the open dialog, if the browser still has one.
+    async fn dismiss_dialog(&self) {
+        let _ = self
+            .session
+            .execute(HandleJavaScriptDialogParams::new(false))
+            .await;
+        self.clear_dialog();
     }
 
     /// Moves `step` entries through history; 400 when there is none that way.
@@ -919,6 +1036,11 @@ fn check_point(x: f64, y: f64) -> Result<()> {
         )))
     }
 }
+
+/// How long a navigation may take to commit (or fail).
+const COMMIT_LIMIT: Duration = Duration::from_secs(30);
+/// How long the browser's answer may trail its error page.
+const ERROR_TEXT_LIMIT: Duration = Duration::from_secs(3);
 
 /// Bounds a future; the message says what did not finish.
 pub async fn bounded<T>(

@@ -32,6 +32,11 @@ pub struct PendingSelect {
 
 #[derive(Debug, Default)]
 struct Pending {
+    /// Dialogs opened and not yet seen closing. The pump reads opening and
+    /// closing from two event streams, whose order between them is not
+    /// kept: in a storm the next dialog's opening can arrive before the
+    /// last one's closing.
+    open_dialogs: u32,
     file_choosers: Vec<PendingFileChooser>,
     selects: Vec<PendingSelect>,
 }
@@ -43,6 +48,9 @@ pub struct Prompts {
     /// Watched by the page session: a dialog blocks the page's script, so
     /// commands that need it give up when one opens.
     dialog: watch::Sender<Option<PendingDialog>>,
+    /// Dialogs opened so far: tells the next dialog of a storm from the one
+    /// just answered.
+    dialogs_opened: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Prompts {
@@ -50,6 +58,7 @@ impl Default for Prompts {
         Prompts {
             pending: Mutex::default(),
             dialog: watch::Sender::new(None),
+            dialogs_opened: Default::default(),
         }
     }
 }
@@ -64,10 +73,54 @@ impl Prompts {
     }
 
     pub fn dialog_opened(&self, dialog: PendingDialog) {
+        let mut pending = self.pending();
+        pending.open_dialogs += 1;
+        self.dialogs_opened
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.dialog.send_replace(Some(dialog));
     }
 
+    /// The browser reported a dialog closed.
+    pub fn dialog_close_seen(&self) {
+        let mut pending = self.pending();
+        pending.open_dialogs = pending.open_dialogs.saturating_sub(1);
+        if pending.open_dialogs == 0 {
+            self.dialog.send_replace(None);
+        }
+    }
+
+    /// Counts the dialogs opened so far (see [`Prompts::dialog_answered`]).
+    pub fn dialogs_opened(&self) -> u64 {
+        self.dialogs_opened.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits (at most `limit`) until the dialog that was current when
+    /// `opened` was read has closed: none is open, or a later one is.
+    /// False if it is still open.
+    pub async fn dialog_answered(&self, opened: u64, limit: std::time::Duration) -> bool {
+        let mut dialog = self.dialog.subscribe();
+        tokio::time::timeout(
+            limit,
+            dialog.wait_for(|d| d.is_none() || self.dialogs_opened() != opened),
+        )
+        .await
+        .is_ok()
+    }
+
+    /// Waits (at most `limit`) for a dialog opened after `opened` was read.
+    pub async fn next_dialog(&self, opened: u64, limit: std::time::Duration) {
+        let mut dialog = self.dialog.subscribe();
+        let _ = tokio::time::timeout(
+            limit,
+            dialog.wait_for(|d| d.is_some() && self.dialogs_opened() > opened),
+        )
+        .await;
+    }
+
+    /// No dialog is open, whatever the events said.
     pub fn dialog_closed(&self) {
+        let mut pending = self.pending();
+        pending.open_dialogs = 0;
         self.dialog.send_replace(None);
     }
 
@@ -156,5 +209,28 @@ mod tests {
         );
         prompts.dialog_closed();
         assert!(prompts.dialog().is_none());
+    }
+
+    fn alert(message: &str) -> PendingDialog {
+        PendingDialog {
+            dialog_type: "alert".into(),
+            message: message.into(),
+            default_prompt: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_storm_s_next_dialog_survives_the_last_one_s_late_close() {
+        let prompts = Prompts::default();
+        prompts.dialog_opened(alert("a0"));
+        // The next opening overtakes the first one's closing.
+        prompts.dialog_opened(alert("a1"));
+        prompts.dialog_close_seen();
+        assert_eq!(prompts.dialog().map(|d| d.message).as_deref(), Some("a1"));
+        prompts.dialog_close_seen();
+        assert!(prompts.dialog().is_none());
+        prompts.dialog_close_seen();
+        prompts.dialog_opened(alert("a2"));
+        assert!(prompts.dialog().is_some(), "a stray close does not count ahead");
     }
 }

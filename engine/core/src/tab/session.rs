@@ -143,6 +143,21 @@ impl PageSession {
         if self.dialog_open() {
             return Err(Error::dialog_blocks(&self.tab_id));
         }
+        self.execute_until_blocked(command, COMMAND_BOUND, nudge)
+            .await
+    }
+
+    /// Sends `command` (bounded by `limit`) unless a dialog is open; `None`
+    /// when one is open or opens meanwhile, or the target closes.
+    pub async fn execute_until_blocked<T: Command>(
+        &self,
+        command: T,
+        limit: Duration,
+        nudge: Option<&Notify>,
+    ) -> Result<Option<T::Response>> {
+        if self.dialog_open() {
+            return Ok(None);
+        }
         let mut dialog = self.dialog.clone();
         let mut closed = self.closed.subscribe();
         let blocked = async move {
@@ -151,7 +166,7 @@ impl PageSession {
                 _ = closed.wait_for(|c| *c) => {}
             }
         };
-        let response = self.execute(command);
+        let response = self.execute_within(command, limit);
         tokio::pin!(response, blocked);
         loop {
             // Waiters only: a frozen tab keeps no pending nudge.
