@@ -492,9 +492,10 @@ fn curl_uses_the_tabs_cookies_while_frozen() {
                 json!({ "url": "http://127.0.0.1:9/closed" }),
             )
             .await;
+        // Unreachable is the address's fault, not the engine's: 4xx.
         assert_eq!(
             (status, err["code"].clone()),
-            (502, json!("NETWORK_ERROR")),
+            (400, json!("NETWORK_ERROR")),
             "{err}"
         );
 

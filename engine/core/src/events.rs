@@ -76,6 +76,14 @@ pub enum TabEvent {
     Scroll(Scroll),
     /// The tab went away (closed by a script, the API or a session's end).
     TabClosed(TabClosed),
+    /// The page stopped answering during the action (a busy script, a
+    /// frame that never came); the tab is repaired right after.
+    RendererUnresponsive(TabFailure),
+    /// The tab's renderer crashed; the tab is repaired before its next use.
+    RendererCrashed(TabFailure),
+    /// A broken tab was replaced by a fresh page at its last URL, under the
+    /// same id: refs and the page's state are gone, history is kept.
+    TabRecovered(TabRecovered),
 }
 
 impl TabEvent {
@@ -94,6 +102,9 @@ impl TabEvent {
             TabEvent::DownloadCompleted(_) => "download_completed",
             TabEvent::Scroll(_) => "scroll",
             TabEvent::TabClosed(_) => "tab_closed",
+            TabEvent::RendererUnresponsive(_) => "renderer_unresponsive",
+            TabEvent::RendererCrashed(_) => "renderer_crashed",
+            TabEvent::TabRecovered(_) => "tab_recovered",
         }
     }
 
@@ -296,4 +307,22 @@ mod tests {
             assert!(schema.contains(&format!("\"{kind}\"")), "{kind}");
         }
     }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct TabFailure {
+    pub tab_id: String,
+    /// What was seen, e.g. "the page did not answer Input.dispatchMouseEvent within 10000 ms".
+    pub cause: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct TabRecovered {
+    pub tab_id: String,
+    /// Why the tab was repaired.
+    pub cause: String,
+    /// Where the fresh page was opened (the broken page's last URL).
+    pub url: String,
+    /// Milliseconds the repair took.
+    pub repair_ms: f64,
 }

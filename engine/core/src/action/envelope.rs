@@ -91,6 +91,10 @@ pub struct Envelope {
     /// The history record of this action (wabp addition).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action_id: Option<String>,
+    /// Why the page stopped answering during the action: the engine
+    /// repairs the tab and adds `tab_recovered` to the events.
+    #[serde(skip)]
+    pub page_failure: Option<String>,
 }
 
 #[cfg(test)]

@@ -57,6 +57,9 @@ pub trait ActionTab: Send + Sync + 'static {
     fn pointer(&self) -> Option<(f64, f64)>;
     /// A JavaScript dialog blocks the page.
     fn dialog_pending(&self) -> bool;
+    /// Why the page looks broken (it stopped answering, a frame never
+    /// came, the renderer crashed), if it does.
+    fn page_failure(&self) -> Option<String>;
     fn last_frame(&self) -> Option<CachedFrame>;
     fn set_last_frame(&self, frame: Option<CachedFrame>);
     /// The tab's signals (navigation, dialogs, requests, events, closing).
@@ -275,29 +278,43 @@ async fn execute<T: ActionTab>(
     let result = dispatch(tab.clone()).await;
     parts.dispatch_ms = ms_since(step);
     let action_completed_ms = now_ms();
+    // A page that stops answering (a busy script, a frame that never
+    // comes) ends the action with what is known and says so; the engine
+    // repairs the tab right after. Any other error is the action's.
+    let page_failed = |err: Error| match tab.page_failure() {
+        Some(cause) => Ok(cause),
+        None => Err(err),
+    };
+    let mut failure = None;
     let result = match result {
         Ok(value) => value,
         Err(err) => {
             tab.freeze().await.ok();
-            return Err(err);
+            let message = err.message.clone();
+            failure = Some(page_failed(err)?);
+            serde_json::json!({ "status": "no_answer", "error": message })
         }
     };
 
     let step = Instant::now();
     let timeout = Duration::from_millis(options.wait_until.timeout_ms);
-    let wait_reason = match wait_for_settle(
-        &mut session,
-        first_decision,
-        &mut rx,
-        &mut recorder,
-        timeout,
-    )
-    .await
-    {
-        Ok(reason) => reason,
-        Err(err) => {
-            tab.freeze().await.ok();
-            return Err(err);
+    let wait_reason = if failure.is_some() {
+        "renderer_unresponsive".to_string()
+    } else {
+        match wait_for_settle(
+            &mut session,
+            first_decision,
+            &mut rx,
+            &mut recorder,
+            timeout,
+        )
+        .await
+        {
+            Ok(reason) => reason,
+            Err(err) => {
+                tab.freeze().await.ok();
+                return Err(err);
+            }
         }
     };
     while let Ok(signal) = rx.try_recv() {
@@ -307,20 +324,52 @@ async fn execute<T: ActionTab>(
     let wait_completed_ms = now_ms();
 
     // 3. Freeze, then the after frame.
-    let frozen = if recorder.closed {
+    let frozen = if recorder.closed || failure.is_some() {
         false
     } else {
-        tab.freeze().await?
+        match tab.freeze().await {
+            Ok(frozen) => frozen,
+            Err(err) => {
+                failure = Some(page_failed(err)?);
+                false
+            }
+        }
     };
     let step = Instant::now();
     let dialog_open = tab.dialog_pending();
-    let (after, viewport) = if recorder.closed || dialog_open {
+    let (after, viewport) = if recorder.closed || dialog_open || failure.is_some() {
         // A closed tab has no page; a dialog blocks the page's script, so
-        // there is no layout to read.
+        // there is no layout to read; a broken page draws nothing.
         tab.set_last_frame(None);
         (None, before_viewport.clone())
     } else if capture {
-        let (shot, viewport, t) = tab.capture(registry, &capture_options(&tab)).await?;
+        let captured = match tab.capture(registry, &capture_options(&tab)).await {
+            Ok(captured) => Ok(captured),
+            Err(err) => Err(page_failed(err)?),
+        };
+        let (shot, viewport, t) = match captured {
+            Ok(captured) => captured,
+            Err(cause) => {
+                failure = Some(cause);
+                let wait_reason = "renderer_unresponsive".to_string();
+                return Ok(failed_envelope(FailedAction {
+                    tab: tab.id(),
+                    cause: failure.unwrap_or_default(),
+                    result,
+                    before,
+                    viewport: before_viewport,
+                    events: recorder.events,
+                    timing: Timing {
+                        action_started_ms,
+                        action_completed_ms,
+                        wait_completed_ms,
+                        duration_ms: ms_since(total),
+                        wait_reason,
+                        parts,
+                    },
+                }));
+            }
+        };
         capture_timing.capture_ms += t.capture_ms;
         capture_timing.markup_ms += t.markup_ms;
         capture_timing.encode_ms += t.encode_ms;
@@ -343,6 +392,24 @@ async fn execute<T: ActionTab>(
         .as_ref()
         .map(|s| s.virtual_time_ms)
         .unwrap_or_else(|| virtual_start_ms + parts.dispatch_ms + parts.wait_ms);
+    if let Some(cause) = failure {
+        return Ok(failed_envelope(FailedAction {
+            tab: tab.id(),
+            cause,
+            result,
+            before,
+            viewport: before_viewport,
+            events: recorder.events,
+            timing: Timing {
+                action_started_ms,
+                action_completed_ms,
+                wait_completed_ms,
+                duration_ms: ms_since(total),
+                wait_reason: "renderer_unresponsive".into(),
+                parts,
+            },
+        }));
+    }
     let network = recorder.network_summary(options.network.as_ref());
     let closed = recorder.closed;
     let mut events = recorder.events;
@@ -362,6 +429,7 @@ async fn execute<T: ActionTab>(
         scroll: ScrollState::from(&viewport),
         network,
         action_id: None,
+        page_failure: None,
         events,
         timing: Timing {
             action_started_ms,
@@ -372,6 +440,42 @@ async fn execute<T: ActionTab>(
             parts,
         },
     })
+}
+
+/// What is known of an action whose page stopped answering.
+struct FailedAction<'a> {
+    tab: &'a str,
+    cause: String,
+    result: Value,
+    before: Option<Screenshot>,
+    viewport: ViewportInfo,
+    events: Vec<crate::events::StampedEvent>,
+    timing: Timing,
+}
+
+fn failed_envelope(failed: FailedAction<'_>) -> Envelope {
+    let mut events = failed.events;
+    let virtual_time_ms = events
+        .last()
+        .map_or(failed.timing.action_completed_ms, |e| e.virtual_time_ms);
+    events.push(crate::events::StampedEvent {
+        event: crate::events::TabEvent::RendererUnresponsive(crate::events::TabFailure {
+            tab_id: failed.tab.to_string(),
+            cause: failed.cause.clone(),
+        }),
+        virtual_time_ms,
+    });
+    Envelope {
+        result: failed.result,
+        screenshot_before: failed.before,
+        screenshot_after: None,
+        scroll: ScrollState::from(&failed.viewport),
+        network: None,
+        action_id: None,
+        page_failure: Some(failed.cause),
+        events,
+        timing: failed.timing,
+    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ struct FakeTab {
     frame: Mutex<Option<CachedFrame>>,
     clock: AtomicU32,
     frozen: AtomicBool,
+    failure: Mutex<Option<String>>,
 }
 
 impl FakeTab {
@@ -37,6 +38,7 @@ impl FakeTab {
             frame: Mutex::new(None),
             clock: AtomicU32::new(1000),
             frozen: AtomicBool::new(true),
+            failure: Mutex::new(None),
         })
     }
 
@@ -69,6 +71,9 @@ impl ActionTab for FakeTab {
     }
     fn dialog_pending(&self) -> bool {
         self.dialog.load(Ordering::SeqCst)
+    }
+    fn page_failure(&self) -> Option<String> {
+        self.failure.lock().unwrap().clone()
     }
     fn last_frame(&self) -> Option<CachedFrame> {
         self.frame.lock().unwrap().clone()

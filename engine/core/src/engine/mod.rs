@@ -9,6 +9,7 @@ mod network;
 pub mod observe;
 pub mod oneshot;
 mod prompts;
+mod repair;
 pub mod users;
 
 pub use network::CurlRequest;
@@ -128,6 +129,8 @@ pub struct Engine {
     executable: RwLock<Option<PathBuf>>,
     /// Tabs in creation order.
     tabs: RwLock<Vec<Arc<Tab>>>,
+    /// One tab repair at a time (`repair.rs`).
+    repairs: tokio::sync::Mutex<()>,
     /// Each caller's active tab (the tab MCP tools act on by default).
     active_tabs: StdMutex<std::collections::HashMap<Caller, String>>,
     input_mode: StdMutex<InputMode>,
@@ -148,6 +151,7 @@ impl Engine {
             lifecycle: RwLock::new(Lifecycle::Initializing),
             executable: RwLock::new(None),
             tabs: RwLock::new(Vec::new()),
+            repairs: tokio::sync::Mutex::new(()),
             active_tabs: StdMutex::new(Default::default()),
             input_mode: StdMutex::new(InputMode::Agent),
         })
@@ -340,6 +344,41 @@ impl Engine {
         crate::ids::random_id("tab")
     }
 
+    /// A blank tab in `context`, frozen when execution control is on, not
+    /// yet listed.
+    async fn new_tab(
+        &self,
+        id: String,
+        context: Option<chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
+        user: Option<&str>,
+        opener: Option<String>,
+    ) -> Result<Arc<Tab>> {
+        let kind = self.default_driver();
+        let page = {
+            let browser = self.browser.read().await;
+            let browser = browser
+                .as_ref()
+                .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
+            let mut params = CreateTargetParams::new("about:blank");
+            params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
+            params.browser_context_id = context;
+            crate::tab::bounded(
+                Duration::from_secs(10),
+                "opening a page",
+                async { Ok(browser.browser.new_page(params).await?) },
+            )
+            .await?
+        };
+        let tab = Tab::attach(id, page, kind, opener).await?;
+        tab.set_owner(user.map(str::to_string));
+        tab.set_extra_schemes(self.config.extra_schemes.clone());
+        // Frozen and loaded before anyone can reach it.
+        if self.config.pause {
+            tab.driver().enable(None).await?;
+        }
+        Ok(tab)
+    }
+
     async fn open_tab(&self, url: &str, active: bool) -> Result<Arc<Tab>> {
         self.open_tab_in(url, active, None).await
     }
@@ -352,24 +391,9 @@ impl Engine {
             }
             None => None,
         };
-        let kind = self.default_driver();
-        let page = {
-            let browser = self.browser.read().await;
-            let browser = browser
-                .as_ref()
-                .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
-            let mut params = CreateTargetParams::new("about:blank");
-            params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
-            params.browser_context_id = context;
-            browser.browser.new_page(params).await?
-        };
-        let tab = Tab::attach(self.next_tab_id(), page, kind, None).await?;
-        tab.set_owner(user.map(str::to_string));
-        tab.set_extra_schemes(self.config.extra_schemes.clone());
-        // Frozen and loaded before anyone can reach it.
-        if self.config.pause {
-            tab.driver().enable(None).await?;
-        }
+        let tab = self
+            .new_tab(self.next_tab_id(), context, user, None)
+            .await?;
         if url != "about:blank"
             && let Err(e) = self.first_load(&tab, Some(url)).await
         {
@@ -837,17 +861,41 @@ impl Engine {
         dispatch: Dispatch,
     ) -> Result<Envelope> {
         self.ensure_agent_mode()?;
-        let tab = self.tab(caller, tab_id)?;
+        let tab = self.live_tab(caller, tab_id).await?;
         let log = self.action_log.read().unwrap().clone();
-        crate::action::run(
-            tab,
+        let outcome = crate::action::run(
+            tab.clone(),
             self.registry.clone(),
             log,
             kind,
             options.clone(),
             dispatch,
         )
-        .await
+        .await;
+        // The page stopped answering: repair the tab now, so the next
+        // request finds it working.
+        if tab.session.failure().is_none() {
+            return outcome;
+        }
+        let recovered = match self.heal(&tab).await {
+            Ok((_, recovered)) => recovered,
+            Err(e) => {
+                tracing::warn!(tab = %tab.id, "the tab could not be repaired: {}", e.message);
+                None
+            }
+        };
+        let mut envelope = outcome?;
+        if let Some(event) = recovered {
+            let virtual_time_ms = envelope
+                .events
+                .last()
+                .map_or_else(now_ms, |e| e.virtual_time_ms);
+            envelope.events.push(events::StampedEvent {
+                event,
+                virtual_time_ms,
+            });
+        }
+        Ok(envelope)
     }
 
     /// A plugin action by name (click, type, ..., or a folder plugin's).
@@ -1017,7 +1065,7 @@ impl Engine {
         markup: Vec<String>,
         cursor: bool,
     ) -> Result<Screenshot> {
-        let tab = self.tab(caller, tab_id)?;
+        let tab = self.live_tab(caller, tab_id).await?;
         if tab.pending_dialog().is_some() {
             if let Some(frame) = tab.last_frame() {
                 return Ok(frame.image);
@@ -1048,7 +1096,7 @@ impl Engine {
         script: &str,
     ) -> Result<answers::Evaluation> {
         self.ensure_agent_mode()?;
-        let tab = self.tab(caller, tab_id)?;
+        let tab = self.live_tab(caller, tab_id).await?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         if tab.pending_dialog().is_some() {
             return Err(Error::dialog_blocks(&tab.id));
@@ -1070,7 +1118,7 @@ impl Engine {
         tab_id: &str,
         selector: Option<&str>,
     ) -> Result<Option<String>> {
-        let tab = self.tab(caller, tab_id)?;
+        let tab = self.live_tab(caller, tab_id).await?;
         let selector =
             serde_json::to_string(&selector).map_err(|e| Error::internal(e.to_string()))?;
         let expression = format!(
@@ -1103,7 +1151,7 @@ impl Engine {
         initial_virtual_time: Option<f64>,
     ) -> Result<ExecutionState> {
         self.ensure_agent_mode()?;
-        let tab = self.tab(caller, tab_id)?;
+        let tab = self.live_tab(caller, tab_id).await?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         let enabled = tab.frames.execution.lock().await.enabled;
         if !enabled {

@@ -53,7 +53,7 @@ impl Engine {
             )));
         }
         crate::url_policy::check_url(&request.url, &self.config.extra_schemes)?;
-        let tab = self.tab(caller, tab_id)?;
+        let tab = self.live_tab(caller, tab_id).await?;
         let started = now_ms();
         let spec = json!({
             "url": request.url,

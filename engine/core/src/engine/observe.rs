@@ -85,7 +85,7 @@ impl Engine {
         tab_id: &str,
         request: SnapshotRequest,
     ) -> Result<Value> {
-        let tab = self.tab(caller, tab_id)?;
+        let tab = self.live_tab(caller, tab_id).await?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         if request.format == SnapshotFormat::Json && request.offset > 0 {
             return Err(Error::new(
@@ -147,7 +147,7 @@ impl Engine {
 
     /// `GET /tabs/{id}/state`: the browser-use state.
     pub async fn state(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
-        let tab = self.tab(caller, tab_id)?;
+        let tab = self.live_tab(caller, tab_id).await?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         tab.refs()
             .number_in_main_world(STATE_FN, vec![json!({ "value": STATE_ELEMENTS })])
@@ -207,7 +207,7 @@ impl Engine {
                         .filter(|p| p.is_finite() && *p > 0.0 && *p <= 100.0)
                         .ok_or_else(|| invalid("\"pages\" must be a number in (0, 100]".into()))?,
                 };
-                let tab = self.tab(caller, tab_id)?;
+                let tab = self.live_tab(caller, tab_id).await?;
                 let height = tab
                     .session
                     .evaluate_json("innerHeight")

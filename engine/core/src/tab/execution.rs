@@ -118,6 +118,26 @@ impl FrameDriver {
         Ok(response.result)
     }
 
+    /// Whether the page draws and answers within `limit`: a script round
+    /// trip, and for a deterministic tab one begin-frame (no screenshot).
+    pub async fn answers(&self, limit: Duration) -> bool {
+        let script = chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::new("0");
+        if !matches!(
+            self.session.execute_until_blocked(script, limit, None).await,
+            Ok(Some(_))
+        ) {
+            return false;
+        }
+        if self.frames.execution.lock().await.kind != DriverKind::Deterministic {
+            return true;
+        }
+        let probe = BeginFrameParams::builder()
+            .interval(FRAME_INTERVAL_MS)
+            .no_display_updates(true)
+            .build();
+        self.begin_frame(probe, limit).await.is_ok()
+    }
+
     /// Turns execution control on for a tab and freezes it. `initial_virtual_time`
     /// (seconds since the epoch) applies only the first time.
     pub async fn enable(&self, initial_virtual_time: Option<f64>) -> Result<()> {

@@ -26,6 +26,9 @@ impl crate::action::ActionTab for Tab {
     fn dialog_pending(&self) -> bool {
         self.pending_dialog().is_some()
     }
+    fn page_failure(&self) -> Option<String> {
+        self.session.failure()
+    }
     fn last_frame(&self) -> Option<CachedFrame> {
         Tab::last_frame(self)
     }

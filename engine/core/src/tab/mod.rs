@@ -197,6 +197,10 @@ impl Tab {
         self.session
             .execute(SetInterceptFileChooserDialogParams::new(true))
             .await?;
+        // For `Inspector.targetCrashed`.
+        self.session
+            .execute(chromiumoxide::cdp::browser_protocol::inspector::EnableParams::default())
+            .await?;
         self.session
             .execute(AddBindingParams::new(SELECT_BINDING))
             .await?;
@@ -292,6 +296,10 @@ impl Tab {
             p.event_listener::<EventVirtualTimeBudgetExpired>()
                 .await?
                 .map(|_| RawEvent::BudgetExpired)
+                .boxed(),
+            p.event_listener::<chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed>()
+                .await?
+                .map(|_| RawEvent::Crashed)
                 .boxed(),
         ])
     }
@@ -427,6 +435,16 @@ impl Tab {
                 self.prompts.dialog_close_seen();
                 None
             }
+            RawEvent::Crashed => {
+                let cause = "the renderer crashed";
+                self.session.mark_failed(cause);
+                Some(TabSignal::Event(TabEvent::RendererCrashed(
+                    crate::events::TabFailure {
+                        tab_id: self.id.clone(),
+                        cause: cause.into(),
+                    },
+                )))
+            }
             RawEvent::BudgetExpired => {
                 self.frames.set_budget_outstanding(false);
                 None
@@ -499,6 +517,11 @@ impl Tab {
 
     fn set_pointer(&self, x: f64, y: f64) {
         self.state.lock().unwrap().pointer = Some((x, y));
+    }
+
+    /// The main frame's URL as last committed.
+    pub fn url(&self) -> String {
+        self.state.lock().unwrap().url.clone()
     }
 
     pub fn owner(&self) -> Option<String> {
@@ -886,6 +909,7 @@ impl Tab {
 }
 
 enum RawEvent {
+    Crashed,
     RequestStarted(Arc<EventRequestWillBeSent>),
     RequestDone(String),
     RequestFailed(Arc<EventLoadingFailed>),

@@ -41,6 +41,10 @@ pub struct PageSession {
     main_frame: Mutex<Option<String>>,
     dialog: watch::Receiver<Option<PendingDialog>>,
     closed: watch::Sender<bool>,
+    /// Why the page looks broken, if it does: a command that timed out, a
+    /// frame that never came, a crashed renderer. The engine checks and
+    /// repairs such a tab before its next use.
+    failure: Mutex<Option<String>>,
 }
 
 impl PageSession {
@@ -65,6 +69,7 @@ impl PageSession {
             main_frame: Mutex::new(main_frame),
             dialog,
             closed: watch::Sender::new(false),
+            failure: Mutex::new(None),
         }
     }
 
@@ -98,6 +103,27 @@ impl PageSession {
         self.dialog.borrow().is_some()
     }
 
+    /// Why the page looks broken, if it does.
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Marks the page as looking broken (the first cause is kept).
+    pub fn mark_failed(&self, cause: impl Into<String>) {
+        let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        if failure.is_none() {
+            *failure = Some(cause.into());
+        }
+    }
+
+    /// A check found the page answering after all.
+    pub fn clear_failure(&self) {
+        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
     /// The target is gone: commands waiting on the page stop waiting.
     pub fn mark_closed(&self) {
         self.closed.send_replace(true);
@@ -116,11 +142,29 @@ impl PageSession {
     ) -> Result<CommandResponse<T::Response>> {
         let method = command.identifier();
         match tokio::time::timeout(limit, self.page.execute(command)).await {
-            Ok(response) => Ok(response?),
-            Err(_) => Err(Error::timeout(format!(
-                "the page did not answer {method} within {} ms",
-                limit.as_millis()
-            ))),
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(e)) => {
+                let e = Error::from(e);
+                // A begin-frame that never completed blocks every later one.
+                if e.message.contains("Another frame is pending") {
+                    self.mark_failed("a frame never completed (Another frame is pending)");
+                }
+                Err(e)
+            }
+            Err(_) => {
+                // A dialog explains the silence; anything else is a page
+                // that stopped answering.
+                if !self.dialog_open() && !*self.closed.borrow() {
+                    self.mark_failed(format!(
+                        "the page did not answer {method} within {} ms",
+                        limit.as_millis()
+                    ));
+                }
+                Err(Error::timeout(format!(
+                    "the page did not answer {method} within {} ms",
+                    limit.as_millis()
+                )))
+            }
         }
     }
 

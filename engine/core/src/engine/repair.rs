@@ -1,0 +1,95 @@
+//! Tabs that heal. A page session marks its page as broken when a command
+//! times out, a frame never completes or the renderer crashes; before the
+//! tab's next use the engine checks it (a script round trip and a frame, in
+//! under two seconds) and, if it is really broken, replaces it: a fresh page
+//! in the same browser context, under the same id, at the broken page's last
+//! URL. Refs and the page's own state go; the id, the owner and the history
+//! stay.
+
+use std::time::Instant;
+
+use super::*;
+
+/// How long a page may take to answer the health check.
+const CHECK_LIMIT: Duration = Duration::from_secs(2);
+
+impl Engine {
+    /// The caller's tab, repaired first if its page looked broken.
+    pub async fn live_tab(&self, caller: &Caller, tab_id: &str) -> Result<Arc<Tab>> {
+        let tab = self.tab(caller, tab_id)?;
+        if tab.session.failure().is_none() {
+            return Ok(tab);
+        }
+        Ok(self.heal(&tab).await?.0)
+    }
+
+    /// Checks a tab that looked broken and replaces it if it is. Returns the
+    /// tab to use and, when it was replaced, the `tab_recovered` event.
+    pub(crate) async fn heal(&self, tab: &Arc<Tab>) -> Result<(Arc<Tab>, Option<TabEvent>)> {
+        let _one_at_a_time = self.repairs.lock().await;
+        // Repaired meanwhile by another request.
+        let current = self.any_tab(&tab.id).ok_or_else(|| Error::tab_not_found(&tab.id))?;
+        if !Arc::ptr_eq(&current, tab) {
+            return Ok((current, None));
+        }
+        let Some(cause) = tab.session.failure() else {
+            return Ok((current, None));
+        };
+        if tab.pending_dialog().is_some() || tab.driver().answers(CHECK_LIMIT).await {
+            tracing::debug!(tab = %tab.id, %cause, "the page answers after all");
+            tab.session.clear_failure();
+            return Ok((current, None));
+        }
+        let started = Instant::now();
+        tracing::warn!(tab = %tab.id, %cause, "repairing a tab that stopped answering");
+        let owner = tab.owner();
+        let context = match owner.as_deref() {
+            Some(user) => Some(self.user_context(user).await?),
+            None => None,
+        };
+        let fresh = self
+            .new_tab(tab.id.clone(), context, owner.as_deref(), tab.opener.clone())
+            .await?;
+        {
+            let mut tabs = self.tabs.write().unwrap();
+            match tabs.iter_mut().find(|t| Arc::ptr_eq(t, tab)) {
+                Some(slot) => *slot = fresh.clone(),
+                // Closed meanwhile: the fresh page is not wanted.
+                None => {
+                    drop(tabs);
+                    self.discard(&fresh);
+                    return Err(Error::tab_not_found(&tab.id));
+                }
+            }
+        }
+        // Whatever still waits on the broken page stops waiting; the browser
+        // closes it (a hung renderer is killed with it).
+        tab.session.mark_closed();
+        self.discard(tab);
+        let url = tab.url();
+        let reopen = !url.is_empty()
+            && url != "about:blank"
+            && crate::url_policy::check_url(&url, &self.config.extra_schemes).is_ok();
+        if reopen && let Err(e) = self.first_load(&fresh, Some(&url)).await {
+            tracing::warn!(tab = %tab.id, "the repaired tab could not reopen its page: {}", e.message);
+        }
+        let event = TabEvent::TabRecovered(events::TabRecovered {
+            tab_id: tab.id.clone(),
+            cause,
+            url,
+            repair_ms: (started.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+        });
+        Ok((fresh, Some(event)))
+    }
+
+    /// Closes a tab's target in the background, bounded.
+    fn discard(&self, tab: &Arc<Tab>) {
+        let tab = tab.clone();
+        tokio::spawn(async move {
+            let _ = tab
+                .session
+                .execute(CloseTargetParams::new(tab.target_id.clone()))
+                .await;
+        });
+    }
+}
