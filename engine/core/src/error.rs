@@ -157,3 +157,13 @@ impl From<chromiumoxide::error::CdpError> for Error {
         }
     }
 }
+
+/// A client's string as it may appear in an error message or a log line:
+/// at most 200 characters.
+pub fn cut(text: &str) -> String {
+    const LIMIT: usize = 200;
+    match text.char_indices().nth(LIMIT) {
+        Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
+        None => text.to_string(),
+    }
+}

@@ -66,6 +66,13 @@ pub enum TabEvent {
     FileChooserCancelled(FileChooserCancelled),
     /// The page opened a `<select>` popup; answer it with `POST /select/{id}`.
     SelectOpen(SelectOpen),
+    /// The page asked for a native date/time picker (a click on the
+    /// input's indicator, Alt+Down, `showPicker()`); intercepted, never
+    /// opened. Answer it with `POST /datetime-picker/{id}`.
+    DatetimePickerOpen(DatetimePickerOpen),
+    /// The page asked for the native colour picker; intercepted. Answer it
+    /// with `POST /color-picker/{id}`.
+    ColorPickerOpen(ColorPickerOpen),
     /// The page opened a new tab or window.
     Popup(Popup),
     /// A download began (sent with its first progress report).
@@ -97,6 +104,8 @@ impl TabEvent {
             TabEvent::FileSelected(_) => "file_selected",
             TabEvent::FileChooserCancelled(_) => "file_chooser_cancelled",
             TabEvent::SelectOpen(_) => "select_open",
+            TabEvent::DatetimePickerOpen(_) => "datetime_picker_open",
+            TabEvent::ColorPickerOpen(_) => "color_picker_open",
             TabEvent::Popup(_) => "popup",
             TabEvent::DownloadStarted(_) => "download_started",
             TabEvent::DownloadCompleted(_) => "download_completed",
@@ -325,4 +334,28 @@ pub struct TabRecovered {
     pub url: String,
     /// Milliseconds the repair took.
     pub repair_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct DatetimePickerOpen {
+    pub id: String,
+    pub tab_id: String,
+    /// `date`, `time`, `datetime-local`, `month` or `week`.
+    pub input_type: String,
+    /// The input's value now, in its own format (e.g. `2026-11-25`).
+    pub value: String,
+    /// The input's `min`, `max` and `step` attributes (empty when unset).
+    pub min: String,
+    pub max: String,
+    pub step: String,
+    pub pending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ColorPickerOpen {
+    pub id: String,
+    pub tab_id: String,
+    /// The input's colour now, `#rrggbb`.
+    pub value: String,
+    pub pending: bool,
 }

@@ -92,6 +92,34 @@ struct Select {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct Picker {
+    /// The picker id from the `datetime_picker_open` or `color_picker_open`
+    /// event.
+    id: String,
+    /// The value in the input's own format: `2026-11-25` (date), `14:30`
+    /// (time), `2026-11-25T14:30` (datetime-local), `2026-11` (month),
+    /// `2026-W48` (week), `#3366ff` (color); empty clears a date/time input.
+    #[serde(default)]
+    value: Option<String>,
+    /// Close the picker, leaving the input as it was.
+    #[serde(default)]
+    cancel: Option<bool>,
+}
+
+async fn answer_picker(ctx: Ctx, input: Picker) -> Result<Output> {
+    json(
+        ctx.engine
+            .answer_picker(
+                &input.id,
+                input.value,
+                input.cancel.unwrap_or(false),
+                &ctx.caller,
+            )
+            .await?,
+    )
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct DownloadList {
     /// `in_progress`, `completed`, `cancelled` or `failed`.
     #[serde(default)]
@@ -294,6 +322,22 @@ pub fn operations() -> Vec<Operation> {
         )
         .post("/select/{id}")
         .tool("browser_select")
+        .scope(Scope::Act),
+        Operation::new(
+            "datetime_picker",
+            "Answer a pending date/time picker (a `datetime_picker_open` event's id) with a value in the input's own format, or cancel it. Sets the value and fires `input` and `change`.",
+            answer_picker,
+        )
+        .post("/datetime-picker/{id}")
+        .tool("browser_datetime_picker")
+        .scope(Scope::Act),
+        Operation::new(
+            "color_picker",
+            "Answer a pending colour picker (a `color_picker_open` event's id) with `#rrggbb`, or cancel it. Sets the value and fires `input` and `change`.",
+            answer_picker,
+        )
+        .post("/color-picker/{id}")
+        .tool("browser_color_picker")
         .scope(Scope::Act),
         Operation::new(
             "downloads",

@@ -362,11 +362,9 @@ impl Engine {
             let mut params = CreateTargetParams::new("about:blank");
             params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
             params.browser_context_id = context;
-            crate::tab::bounded(
-                Duration::from_secs(10),
-                "opening a page",
-                async { Ok(browser.browser.new_page(params).await?) },
-            )
+            crate::tab::bounded(Duration::from_secs(10), "opening a page", async {
+                Ok(browser.browser.new_page(params).await?)
+            })
             .await?
         };
         let tab = Tab::attach(id, page, kind, opener).await?;
@@ -396,6 +394,9 @@ impl Engine {
             .await?;
         if url != "about:blank"
             && let Err(e) = self.first_load(&tab, Some(url)).await
+            // A page that stops answering while it loads is kept: its next
+            // use repairs it.
+            && tab.session.failure().is_none()
         {
             // No tab half-opened: the caller hears why instead.
             let _ = tab

@@ -39,11 +39,18 @@ impl Engine {
             tab.clear_dialog();
             return Err(Error::new(
                 ErrorCode::DialogNotPresent,
-                format!("the dialog in tab {tab_id} could not be answered: {}", e.message),
+                format!(
+                    "the dialog in tab {tab_id} could not be answered: {}",
+                    e.message
+                ),
             ));
         }
         // The pump sees it close; the next of a storm may open right after.
-        if !tab.prompts.dialog_answered(opened, DIALOG_CLOSE_LIMIT).await {
+        if !tab
+            .prompts
+            .dialog_answered(opened, DIALOG_CLOSE_LIMIT)
+            .await
+        {
             tab.clear_dialog();
         }
         // A script that alerts in a loop opens the next one at once: give it
@@ -255,6 +262,97 @@ impl Engine {
             ));
         }
         Ok(json!({ "success": true, "value": result.get("value") }))
+    }
+
+    /// `POST /datetime-picker/{id}` and `/color-picker/{id}`: a value, in
+    /// the input's own format, for a picker one of the caller's tabs asked
+    /// for, or cancel. Sets it and fires `input` and `change`.
+    pub async fn answer_picker(
+        &self,
+        picker_id: &str,
+        value: Option<String>,
+        cancel: bool,
+        caller: &Caller,
+    ) -> Result<Value> {
+        self.ensure_agent_mode()?;
+        let (tab, picker) = self
+            .find_tab(|t| {
+                caller
+                    .owns(t.owner().as_deref())
+                    .then(|| t.prompts.picker(picker_id))
+                    .flatten()
+            })
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::NotFound,
+                    format!("picker {picker_id} not found or already closed"),
+                )
+            })?;
+        let token =
+            serde_json::to_string(&picker.token).map_err(|e| Error::internal(e.to_string()))?;
+        if cancel {
+            tab.prompts.remove_picker(picker_id);
+            tab.session
+                .evaluate_json(&format!(
+                    "window.__wabpPicker && window.__wabpPicker.cancel({token})"
+                ))
+                .await?;
+            return Ok(json!({ "success": true, "cancelled": true }));
+        }
+        let value = value.ok_or_else(|| {
+            Error::invalid(format!(
+                "send \"value\" ({}) or \"cancel\": true",
+                picker_format(&picker.input_type)
+            ))
+        })?;
+        let colour_ok = value.len() == 7
+            && value.starts_with('#')
+            && value[1..].chars().all(|c| c.is_ascii_hexdigit());
+        if picker.input_type == "color" && !colour_ok {
+            return Err(Error::invalid(format!(
+                "{:?} is not a colour: use {}",
+                crate::error::cut(&value),
+                picker_format("color")
+            )));
+        }
+        let literal = serde_json::to_string(&value).map_err(|e| Error::internal(e.to_string()))?;
+        let _turn = tab.turn(TURN_LIMIT).await?;
+        let result = tab
+            .session
+            .evaluate_json(&format!(
+                "window.__wabpPicker ? window.__wabpPicker.apply({token}, {literal}) : {{ error: 'the page was replaced' }}"
+            ))
+            .await?;
+        tab.set_last_frame(None);
+        if result.get("invalid").is_some() {
+            return Err(Error::invalid(format!(
+                "{:?} is not a valid {} value: use {}",
+                crate::error::cut(&value),
+                picker.input_type,
+                picker_format(&picker.input_type)
+            )));
+        }
+        tab.prompts.remove_picker(picker_id);
+        if let Some(error) = result.get("error").and_then(Value::as_str) {
+            return Err(Error::new(
+                ErrorCode::NotFound,
+                format!("picker {picker_id}: {error}"),
+            ));
+        }
+        Ok(json!({ "success": true, "value": result.get("value") }))
+    }
+}
+
+/// The value format of each picker type, for error messages.
+fn picker_format(input_type: &str) -> &'static str {
+    match input_type {
+        "date" => "YYYY-MM-DD, e.g. 2026-11-25",
+        "time" => "HH:MM or HH:MM:SS, e.g. 14:30",
+        "datetime-local" => "YYYY-MM-DDTHH:MM, e.g. 2026-11-25T14:30",
+        "month" => "YYYY-MM, e.g. 2026-11",
+        "week" => "YYYY-Www, e.g. 2026-W48",
+        "color" => "#rrggbb, e.g. #3366ff",
+        _ => "the input's own value format",
     }
 }
 

@@ -3,8 +3,8 @@
 //! tab's next use the engine checks it (a script round trip and a frame, in
 //! under two seconds) and, if it is really broken, replaces it: a fresh page
 //! in the same browser context, under the same id, at the broken page's last
-//! URL. Refs and the page's own state go; the id, the owner and the history
-//! stay.
+//! URL (blank if it broke while loading). Refs and the page's own state
+//! go; the id, the owner and the history stay.
 
 use std::time::Instant;
 
@@ -28,7 +28,9 @@ impl Engine {
     pub(crate) async fn heal(&self, tab: &Arc<Tab>) -> Result<(Arc<Tab>, Option<TabEvent>)> {
         let _one_at_a_time = self.repairs.lock().await;
         // Repaired meanwhile by another request.
-        let current = self.any_tab(&tab.id).ok_or_else(|| Error::tab_not_found(&tab.id))?;
+        let current = self
+            .any_tab(&tab.id)
+            .ok_or_else(|| Error::tab_not_found(&tab.id))?;
         if !Arc::ptr_eq(&current, tab) {
             return Ok((current, None));
         }
@@ -48,7 +50,12 @@ impl Engine {
             None => None,
         };
         let fresh = self
-            .new_tab(tab.id.clone(), context, owner.as_deref(), tab.opener.clone())
+            .new_tab(
+                tab.id.clone(),
+                context,
+                owner.as_deref(),
+                tab.opener.clone(),
+            )
             .await?;
         {
             let mut tabs = self.tabs.write().unwrap();
@@ -66,7 +73,13 @@ impl Engine {
         // closes it (a hung renderer is killed with it).
         tab.session.mark_closed();
         self.discard(tab);
-        let url = tab.url();
+        // A page that broke while loading would break again: the fresh tab
+        // stays blank.
+        let url = if tab.is_loading() {
+            "about:blank".to_string()
+        } else {
+            tab.url()
+        };
         let reopen = !url.is_empty()
             && url != "about:blank"
             && crate::url_policy::check_url(&url, &self.config.extra_schemes).is_ok();

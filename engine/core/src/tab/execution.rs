@@ -123,7 +123,9 @@ impl FrameDriver {
     pub async fn answers(&self, limit: Duration) -> bool {
         let script = chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::new("0");
         if !matches!(
-            self.session.execute_until_blocked(script, limit, None).await,
+            self.session
+                .execute_until_blocked(script, limit, None)
+                .await,
             Ok(Some(_))
         ) {
             return false;

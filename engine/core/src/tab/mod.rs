@@ -25,8 +25,8 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::page::{
     EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation,
     EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
-    EventJavascriptDialogOpening, EventLoadEventFired, GetNavigationHistoryParams, NavigateParams,
-    HandleJavaScriptDialogParams, NavigateToHistoryEntryParams, ReloadParams,
+    EventJavascriptDialogOpening, EventLoadEventFired, GetNavigationHistoryParams,
+    HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::TargetId;
 use chromiumoxide::cdp::js_protocol::runtime::{
@@ -51,7 +51,7 @@ pub mod snapshot;
 pub use execution::FrameDriver;
 pub use frames::Frames;
 use observation::Observation;
-pub use prompts::{PendingFileChooser, PendingSelect, Prompts};
+pub use prompts::{PendingFileChooser, PendingPicker, PendingSelect, Prompts};
 pub use refs::PageRefs;
 pub use session::PageSession;
 
@@ -205,6 +205,9 @@ impl Tab {
             .execute(AddBindingParams::new(SELECT_BINDING))
             .await?;
         self.session
+            .execute(AddBindingParams::new(PICKER_BINDING))
+            .await?;
+        self.session
             .execute(AddScriptToEvaluateOnNewDocumentParams::new(SELECT_JS))
             .await?;
         // The current document predates the script.
@@ -313,7 +316,11 @@ impl Tab {
                 self.capture_request(&e);
                 let url = e.request.url.clone();
                 let document = e.loader_id.inner() == e.request_id.inner();
-                if document && e.frame_id.as_ref().is_some_and(|f| is_main(&state, f.inner())) {
+                if document
+                    && e.frame_id
+                        .as_ref()
+                        .is_some_and(|f| is_main(&state, f.inner()))
+                {
                     state
                         .document_requests
                         .insert(e.request_id.inner().clone(), url.clone());
@@ -343,13 +350,15 @@ impl Tab {
                 if let Some(url) = state.document_requests.remove(&id)
                     && e.error_text != "net::ERR_ABORTED"
                 {
-                    let _ = self.signals.send(TabSignal::Event(TabEvent::NavigationFailed(
-                        crate::events::NavigationFailed {
-                            tab_id: self.id.clone(),
-                            url,
-                            error: e.error_text.clone(),
-                        },
-                    )));
+                    let _ = self
+                        .signals
+                        .send(TabSignal::Event(TabEvent::NavigationFailed(
+                            crate::events::NavigationFailed {
+                                tab_id: self.id.clone(),
+                                url,
+                                error: e.error_text.clone(),
+                            },
+                        )));
                 }
                 Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
             }
@@ -498,6 +507,46 @@ impl Tab {
                         pending: true,
                     },
                 )))
+            }
+            RawEvent::BindingCalled(e) if e.name == PICKER_BINDING => {
+                let payload: Value = serde_json::from_str(&e.payload).unwrap_or(Value::Null);
+                let text = |k: &str| {
+                    payload
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .chars()
+                        .take(200)
+                        .collect::<String>()
+                };
+                let input_type = text("type");
+                let color = input_type == "color";
+                let picker = PendingPicker {
+                    id: short_id(if color { "cp" } else { "dp" }),
+                    token: text("token"),
+                    input_type: input_type.clone(),
+                };
+                self.prompts.picker_opened(picker.clone());
+                let event = if color {
+                    TabEvent::ColorPickerOpen(crate::events::ColorPickerOpen {
+                        id: picker.id,
+                        tab_id: self.id.clone(),
+                        value: text("value"),
+                        pending: true,
+                    })
+                } else {
+                    TabEvent::DatetimePickerOpen(crate::events::DatetimePickerOpen {
+                        id: picker.id,
+                        tab_id: self.id.clone(),
+                        input_type,
+                        value: text("value"),
+                        min: text("min"),
+                        max: text("max"),
+                        step: text("step"),
+                        pending: true,
+                    })
+                };
+                Some(TabSignal::Event(event))
             }
             RawEvent::BindingCalled(_) => None,
         };
@@ -935,6 +984,8 @@ pub fn short_id(prefix: &str) -> String {
 
 /// The binding the page-side `<select>` interceptor calls.
 const SELECT_BINDING: &str = "__wabpSelectOpen";
+/// The binding the page-side picker interceptor calls.
+const PICKER_BINDING: &str = "__wabpPickerOpen";
 
 /// Page-side: catches a `<select>` before its popup opens (mouse or keyboard),
 /// reports its options through the binding, and keeps the element for
@@ -976,6 +1027,60 @@ const SELECT_JS: &str = r#"(() => {
       return { value: el.value };
     },
     cancel(token) { pending.delete(token); return {}; },
+  } });
+  // Native date/time and colour pickers: asked for by a click on the
+  // input's indicator (its right end; anywhere on a colour input), by
+  // Alt+Down or F4, or by showPicker(). Intercepted, never opened: a native
+  // picker is a popup the frame driver can't draw past.
+  const TYPES = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color']);
+  const INDICATOR_PX = 28;
+  const pickers = new Map();
+  const pickerOf = (t) => t instanceof HTMLInputElement && TYPES.has(t.type) && !t.disabled && !t.readOnly ? t : null;
+  const openPicker = (el) => {
+    for (const [t, e] of pickers) if (e === el) pickers.delete(t);
+    const token = 'p' + (++seq) + '_' + Math.random().toString(36).slice(2, 8);
+    pickers.set(token, el);
+    try { window.__wabpPickerOpen(JSON.stringify({ token, type: el.type, value: el.value, min: el.min, max: el.max, step: el.step })); } catch (e) {}
+  };
+  addEventListener('click', (e) => {
+    const el = pickerOf(e.target);
+    if (!el) return;
+    if (el.type !== 'color') {
+      const r = el.getBoundingClientRect();
+      if (e.detail === 0 || e.clientX < r.right - INDICATOR_PX) return;
+    }
+    e.preventDefault();
+    openPicker(el);
+  }, true);
+  addEventListener('keydown', (e) => {
+    const el = pickerOf(e.target);
+    if (!el || el.type === 'color') return;
+    if (e.key === 'F4' || (e.altKey && (e.key === 'ArrowDown' || e.key === 'ArrowUp'))) {
+      e.preventDefault();
+      openPicker(el);
+    }
+  }, true);
+  const inputShow = HTMLInputElement.prototype.showPicker;
+  if (inputShow) Object.defineProperty(HTMLInputElement.prototype, 'showPicker', { configurable: true, writable: true, value: function showPicker() {
+    if (TYPES.has(this.type)) { if (!this.disabled && !this.readOnly) openPicker(this); return; }
+    return inputShow.call(this);
+  } });
+  if (HTMLSelectElement.prototype.showPicker) Object.defineProperty(HTMLSelectElement.prototype, 'showPicker', { configurable: true, writable: true, value: function showPicker() {
+    if (!this.disabled) open(this);
+  } });
+  Object.defineProperty(window, '__wabpPicker', { enumerable: false, value: {
+    apply(token, value) {
+      const el = pickers.get(token);
+      if (!el || !el.isConnected) { pickers.delete(token); return { error: 'the input is no longer in the page' }; }
+      const before = el.value;
+      el.value = value;
+      if (value !== '' && el.value === '') { el.value = before; return { invalid: true }; }
+      pickers.delete(token);
+      el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+      return { value: el.value };
+    },
+    cancel(token) { pickers.delete(token); return {}; },
   } });
 })()"#;
 

@@ -30,8 +30,22 @@ pub struct PendingSelect {
     pub option_count: usize,
 }
 
+/// A native date/time or colour picker the page asked for, intercepted
+/// before it opened; answered by `POST /datetime-picker/{id}` or
+/// `/color-picker/{id}`.
+#[derive(Debug, Clone)]
+pub struct PendingPicker {
+    pub id: String,
+    /// The page-side handle of the input.
+    pub token: String,
+    /// The input's type: `date`, `time`, `datetime-local`, `month`, `week`
+    /// or `color`.
+    pub input_type: String,
+}
+
 #[derive(Debug, Default)]
 struct Pending {
+    pickers: Vec<PendingPicker>,
     /// Dialogs opened and not yet seen closing. The pump reads opening and
     /// closing from two event streams, whose order between them is not
     /// kept: in a storm the next dialog's opening can arrive before the
@@ -91,7 +105,8 @@ impl Prompts {
 
     /// Counts the dialogs opened so far (see [`Prompts::dialog_answered`]).
     pub fn dialogs_opened(&self) -> u64 {
-        self.dialogs_opened.load(std::sync::atomic::Ordering::SeqCst)
+        self.dialogs_opened
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Waits (at most `limit`) until the dialog that was current when
@@ -160,10 +175,26 @@ impl Prompts {
         self.pending().selects.retain(|s| s.id != id);
     }
 
-    /// A new document: the old one's choosers and selects are gone with it
-    /// (a dialog closes through its own event).
+    /// One pending picker per input: a second open replaces the first.
+    pub fn picker_opened(&self, picker: PendingPicker) {
+        let mut pending = self.pending();
+        pending.pickers.retain(|p| p.token != picker.token);
+        pending.pickers.push(picker);
+    }
+
+    pub fn picker(&self, id: &str) -> Option<PendingPicker> {
+        self.pending().pickers.iter().find(|p| p.id == id).cloned()
+    }
+
+    pub fn remove_picker(&self, id: &str) {
+        self.pending().pickers.retain(|p| p.id != id);
+    }
+
+    /// A new document: the old one's choosers, selects and pickers are gone
+    /// with it (a dialog closes through its own event).
     pub fn page_replaced(&self) {
         let mut pending = self.pending();
+        pending.pickers.clear();
         pending.file_choosers.clear();
         pending.selects.clear();
     }
@@ -231,6 +262,9 @@ mod tests {
         assert!(prompts.dialog().is_none());
         prompts.dialog_close_seen();
         prompts.dialog_opened(alert("a2"));
-        assert!(prompts.dialog().is_some(), "a stray close does not count ahead");
+        assert!(
+            prompts.dialog().is_some(),
+            "a stray close does not count ahead"
+        );
     }
 }
