@@ -141,7 +141,10 @@ impl Error {
         Self::new(ErrorCode::Internal, message)
     }
     pub fn tab_not_found(tab_id: &str) -> Self {
-        Self::new(ErrorCode::TabNotFound, format!("tab {tab_id} not found"))
+        Self::new(
+            ErrorCode::TabNotFound,
+            format!("tab {} not found", cut(tab_id)),
+        )
     }
     pub fn timeout(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Timeout, message)

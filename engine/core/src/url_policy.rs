@@ -3,7 +3,37 @@
 //! `javascript:` runs script outside the action loop (and hangs it), and
 //! `chrome:` pages are the browser's own settings.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, cut};
+
+/// Chromium's own limit on a URL's length.
+pub const MAX_URL_CHARS: usize = 2 * 1024 * 1024;
+
+/// Ports Chromium refuses to load (`net::ERR_UNSAFE_PORT`): mail, shell,
+/// printer and other services a page must not talk to.
+const UNSAFE_PORTS: &[u16] = &[
+    0, 1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101,
+    102, 103, 104, 109, 110, 111, 113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427,
+    465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548, 554, 556, 563, 587, 601, 636, 989, 990,
+    993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667,
+    6668, 6669, 6697, 10080,
+];
+
+/// [`check_url`], and for a page to open: not on a port the browser
+/// refuses.
+pub fn check_navigation_url(url: &str, extra: &[String]) -> Result<()> {
+    check_url(url, extra)?;
+    if let Ok(parsed) = url::Url::parse(url.trim())
+        && matches!(parsed.scheme(), "http" | "https")
+        && let Some(port) = parsed.port()
+        && UNSAFE_PORTS.contains(&port)
+    {
+        return Err(Error::invalid(format!(
+            "port {port} is one the browser refuses to load (net::ERR_UNSAFE_PORT): {}",
+            cut(url)
+        )));
+    }
+    Ok(())
+}
 
 /// Schemes every engine allows; `about:` only as `about:blank`.
 const ALWAYS: [&str; 3] = ["http", "https", "data"];
@@ -13,6 +43,12 @@ const ALWAYS: [&str; 3] = ["http", "https", "data"];
 pub fn check_url(url: &str, extra: &[String]) -> Result<()> {
     if url.is_empty() {
         return Err(Error::invalid("url must not be empty"));
+    }
+    if url.len() > MAX_URL_CHARS {
+        return Err(Error::invalid(format!(
+            "url is {} bytes long; the limit is {MAX_URL_CHARS}",
+            url.len()
+        )));
     }
     let trimmed = url.trim();
     let scheme = trimmed
@@ -24,9 +60,18 @@ pub fn check_url(url: &str, extra: &[String]) -> Result<()> {
                     .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
         })
         .ok_or_else(|| {
+            let url = cut(url);
             Error::invalid(format!("url {url:?} has no scheme; use e.g. https://{url}"))
         })?
         .to_ascii_lowercase();
+    if scheme == "http" || scheme == "https" {
+        let parsed = url::Url::parse(trimmed)
+            .map_err(|e| Error::invalid(format!("url {:?} is not a valid URL: {e}", cut(url))))?;
+        if parsed.host_str().is_none_or(str::is_empty) {
+            return Err(Error::invalid(format!("url {:?} has no host", cut(url))));
+        }
+        return Ok(());
+    }
     if ALWAYS.contains(&scheme.as_str()) || extra.iter().any(|e| e.eq_ignore_ascii_case(&scheme)) {
         return Ok(());
     }
@@ -71,5 +116,31 @@ mod tests {
             assert_eq!(e.code, crate::ErrorCode::InvalidRequest, "{bad}");
         }
         assert!(check_url("file:///tmp/x.html", &["file".into()]).is_ok());
+    }
+
+    #[test]
+    fn malformed_long_and_unsafe_urls_are_refused_with_a_short_message() {
+        let huge = format!("http://[{}", "a".repeat(1_000_000));
+        let e = check_url(&huge, &[]).unwrap_err();
+        assert!(
+            e.message.len() < 400,
+            "the message quotes at most 200 characters"
+        );
+        let too_long = format!("http://x/{}", "a".repeat(MAX_URL_CHARS));
+        assert!(
+            check_url(&too_long, &[])
+                .unwrap_err()
+                .message
+                .contains("limit")
+        );
+        for bad in ["http://", "https://exa mple.com/", "http://[::1"] {
+            assert!(check_url(bad, &[]).is_err(), "{bad}");
+        }
+        assert!(check_navigation_url("http://127.0.0.1:25/", &[]).is_err());
+        assert!(check_navigation_url("http://127.0.0.1:8080/", &[]).is_ok());
+        assert!(
+            check_url("http://127.0.0.1:25/", &[]).is_ok(),
+            "curl may try it"
+        );
     }
 }

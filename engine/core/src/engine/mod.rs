@@ -776,7 +776,7 @@ impl Engine {
         self.ensure_ready()?;
         self.ensure_agent_mode()?;
         let url = url.unwrap_or("about:blank");
-        crate::url_policy::check_url(url, &self.config.extra_schemes)?;
+        crate::url_policy::check_navigation_url(url, &self.config.extra_schemes)?;
         let tab = self.open_tab_in(url, active, caller.user_id()).await?;
         if let Some(index) = index {
             let mut tabs = self.tabs.write().unwrap();
@@ -912,7 +912,8 @@ impl Engine {
             Error::new(
                 ErrorCode::NotFound,
                 format!(
-                    "no action named {name:?}; GET /api/v1/plugins lists the available actions"
+                    "no action named {:?}; GET /api/v1/plugins lists the available actions",
+                    crate::error::cut(name)
                 ),
             )
         })?;
@@ -950,7 +951,7 @@ impl Engine {
         accept_beforeunload: bool,
         options: &ActionOptions,
     ) -> Result<Envelope> {
-        crate::url_policy::check_url(url, &self.config.extra_schemes)?;
+        crate::url_policy::check_navigation_url(url, &self.config.extra_schemes)?;
         let mut kind = ActionKind::new("navigate", json!({ "url": url, "referrer": referrer }));
         kind.over_dialog = true;
         let (url, referrer) = (url.to_string(), referrer.map(str::to_string));

@@ -838,13 +838,13 @@ impl Tab {
         accept_beforeunload: bool,
     ) -> Result<()> {
         let extra = self.state.lock().unwrap().extra_schemes.clone();
-        crate::url_policy::check_url(url, &extra)?;
+        crate::url_policy::check_navigation_url(url, &extra)?;
         let mut params = NavigateParams::new(url);
         params.referrer = referrer.map(str::to_string);
         let failed = |error: &str| {
             Error::new(
                 ErrorCode::NavigationFailed,
-                format!("navigation to {url} failed: {error}"),
+                format!("navigation to {} failed: {error}", crate::error::cut(url)),
             )
         };
         let error_text = |answer: Result<
