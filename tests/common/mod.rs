@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::Query;
-use axum::response::Html;
+use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use serde_json::{Value, json};
 
@@ -143,6 +143,29 @@ async fn start_site() -> String {
             .route("/api-page", get(|| async { Html(pages::API) }))
             .route("/form", get(|| async { Html(pages::FORM) }))
             .route("/attack", get(|| async { Html(pages::ATTACK) }))
+            .route(
+                "/hostile/{name}",
+                get(
+                    |axum::extract::Path(name): axum::extract::Path<String>| async move {
+                        match pages::hostile(&name) {
+                            Some(page) => Html(page).into_response(),
+                            None => axum::http::StatusCode::NOT_FOUND.into_response(),
+                        }
+                    },
+                ),
+            )
+            .route(
+                "/sleep",
+                get(|Query(q): Query<Slow>| async move {
+                    tokio::time::sleep(Duration::from_millis(q.ms.unwrap_or(1000).min(60_000)))
+                        .await;
+                    "slept"
+                }),
+            )
+            .route(
+                "/redirect-loop",
+                get(|| async { axum::response::Redirect::temporary("/redirect-loop") }),
+            )
             .route(
                 "/big",
                 get(|Query(q): Query<Big>| async move {

@@ -184,3 +184,50 @@ form.action = engine + '/tabs';
 document.querySelector('iframe').addEventListener('load', () => { window.formAnswered = true; });
 form.submit();
 </script></body></html>"#;
+
+/// Pages that try to wedge a tab, by name (`/hostile/{name}`).
+pub fn hostile(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "pickers" => {
+            r##"<!doctype html><html><head><title>Pickers</title><style>body { margin: 0 } input, button, select { position: absolute; left: 40px; width: 220px; height: 32px; }</style></head><body>
+<input id="date" type="date" style="top: 20px">
+<input id="time" type="time" style="top: 70px">
+<input id="datetime-local" type="datetime-local" style="top: 120px" min="2026-01-01T00:00" max="2027-12-31T23:59" step="60">
+<input id="month" type="month" style="top: 170px">
+<input id="week" type="week" style="top: 220px">
+<input id="color" type="color" style="top: 270px" value="#112233">
+<button id="show" style="top: 320px" onclick="document.getElementById('date').showPicker()">show date</button>
+<select id="sel" style="top: 370px"><option>a</option><option>b</option></select>
+<button id="showsel" style="top: 420px" onclick="document.getElementById('sel').showPicker()">show select</button>
+<script>
+window.changes = [];
+for (const el of document.querySelectorAll('input')) {
+  el.addEventListener('input', () => window.changes.push('input:' + el.id));
+  el.addEventListener('change', () => window.changes.push('change:' + el.id + '=' + el.value));
+}
+</script></body></html>"##
+        }
+        "storm" => {
+            r##"<!doctype html><html><head><title>Storm</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="for (let i = 0; i < 10; i++) alert('storm ' + i); document.title = 'after storm'">go</button></body></html>"##
+        }
+        "alert-loop" => {
+            r##"<!doctype html><html><head><title>Loop</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="while (true) alert('again')">go</button></body></html>"##
+        }
+        "alert-on-load" => {
+            r##"<!doctype html><html><head><title>Alert on load</title></head><body><script>alert('loading')</script><p>loaded</p></body></html>"##
+        }
+        "slow-image" => {
+            r##"<!doctype html><html><head><title>Slow image</title></head><body><p>text first</p><img src="/sleep?ms=60000"></body></html>"##
+        }
+        "busy" => {
+            r##"<!doctype html><html><head><title>Busy</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="while (true) {}">go</button></body></html>"##
+        }
+        "busy-on-load" => {
+            r##"<!doctype html><html><head><title>Busy on load</title></head><body><script>while (true) {}</script></body></html>"##
+        }
+        _ => return None,
+    })
+}

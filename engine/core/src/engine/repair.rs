@@ -37,7 +37,9 @@ impl Engine {
         let Some(cause) = tab.session.failure() else {
             return Ok((current, None));
         };
-        if tab.pending_dialog().is_some() || tab.driver().answers(CHECK_LIMIT).await {
+        // A dialog explains a silent page, unless it is the loop that broke it.
+        let dialog_explains = tab.pending_dialog().is_some() && cause != crate::tab::DIALOG_LOOP;
+        if dialog_explains || tab.driver().answers(CHECK_LIMIT).await {
             tracing::debug!(tab = %tab.id, %cause, "the page answers after all");
             tab.session.clear_failure();
             return Ok((current, None));

@@ -916,7 +916,20 @@ impl Tab {
                 }
             }
         };
-        bounded(COMMIT_LIMIT, "the navigation's start", committed).await
+        if !leaving_dialog {
+            return bounded(COMMIT_LIMIT, "the navigation's start", committed).await;
+        }
+        // A renderer whose script keeps opening dialogs never lets the page
+        // go: give up soon and let the tab be repaired.
+        match tokio::time::timeout(LEAVE_DIALOG_LIMIT, committed).await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                self.session.mark_failed(DIALOG_LOOP);
+                Err(Error::timeout(format!(
+                    "{DIALOG_LOOP}; the tab is repaired"
+                )))
+            }
+        }
     }
 
     /// Dismisses the open dialog, if the browser still has one.
@@ -1168,6 +1181,12 @@ fn check_point(x: f64, y: f64) -> Result<()> {
 
 /// How long a navigation may take to commit (or fail).
 const COMMIT_LIMIT: Duration = Duration::from_secs(30);
+/// How long leaving a page that sits in a dialog may take.
+const LEAVE_DIALOG_LIMIT: Duration = Duration::from_secs(5);
+/// The cause of a repair for a page that keeps opening dialogs.
+pub const DIALOG_LOOP: &str =
+    "the page's script keeps opening dialogs and would not let the page go";
+
 /// How long the browser's answer may trail its error page.
 const ERROR_TEXT_LIMIT: Duration = Duration::from_secs(3);
 

@@ -1,0 +1,405 @@
+//! Hostile pages: each request that touches one answers within a bound, a
+//! second tab keeps answering, and the hostile tab is usable afterwards.
+//! Real headless Chromium against pages served on 127.0.0.1.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Harness, block_on, shared};
+use serde_json::{Value, json};
+
+/// What "answers within its bound" means here: far above any action's own
+/// timeout, far below a hang.
+const BOUND: Duration = Duration::from_secs(30);
+
+fn event_types(envelope: &Value) -> Vec<String> {
+    envelope["events"]
+        .as_array()
+        .map(|events| {
+            events
+                .iter()
+                .filter_map(|e| e["type"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn event<'a>(envelope: &'a Value, kind: &str) -> &'a Value {
+    envelope["events"]
+        .as_array()
+        .and_then(|events| events.iter().find(|e| e["type"] == kind))
+        .unwrap_or_else(|| panic!("no {kind} event in {}", envelope["events"]))
+}
+
+async fn timed_post(h: &Harness, path: &str, body: Value) -> (u16, Value) {
+    let started = Instant::now();
+    let answer = h.post(path, body).await;
+    assert!(
+        started.elapsed() < BOUND,
+        "POST {path} took {:?}",
+        started.elapsed()
+    );
+    answer
+}
+
+/// The tab answers a script and an action again.
+async fn usable(h: &Harness, tab: &str) {
+    let (status, body) = timed_post(
+        h,
+        &format!("/tabs/{tab}/execute"),
+        json!({ "script": "1 + 1" }),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["result"]["value"]),
+        (200, &json!(2)),
+        "{body}"
+    );
+    let (status, body) = timed_post(
+        h,
+        &format!("/tabs/{tab}/scroll"),
+        json!({ "x": 10, "y": 10, "delta_y": 10, "screenshot": { "area": "none" } }),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn every_native_picker_is_intercepted_and_answered() {
+    let (h, _guard) = shared();
+    block_on(async {
+        let tab = h.tab_on("/hostile/pickers").await;
+        let other = h.tab_on("/").await;
+        let cases = [
+            ("date", "2026-11-25"),
+            ("time", "14:30"),
+            ("datetime-local", "2026-11-25T14:30"),
+            ("month", "2026-11"),
+            ("week", "2026-W48"),
+            ("color", "#3366ff"),
+        ];
+        for (input, value) in cases {
+            // The indicator sits at the input's right end.
+            let (x, y) = h.center(&tab, &format!("#{input}")).await;
+            let (status, envelope) = timed_post(
+                h,
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x + 100.0, "y": y }),
+            )
+            .await;
+            assert_eq!(status, 200, "{input}: {envelope}");
+            let (kind, id_prefix) = if input == "color" {
+                ("color_picker_open", "cp_")
+            } else {
+                ("datetime_picker_open", "dp_")
+            };
+            let opened = event(&envelope, kind);
+            let id = opened["data"]["id"].as_str().unwrap().to_string();
+            assert!(id.starts_with(id_prefix), "{opened}");
+            assert_eq!(opened["data"]["pending"], true);
+            if input == "color" {
+                assert_eq!(opened["data"]["value"], "#112233");
+            } else {
+                assert_eq!(opened["data"]["input_type"], input);
+            }
+            if input == "datetime-local" {
+                assert_eq!(opened["data"]["min"], "2026-01-01T00:00");
+                assert_eq!(opened["data"]["step"], "60");
+            }
+            assert!(
+                envelope["screenshot_after"]["data"].is_string(),
+                "the page still draws"
+            );
+            let route = if input == "color" {
+                "color-picker"
+            } else {
+                "datetime-picker"
+            };
+            // A value in the wrong format is refused and says which one.
+            let (status, err) = h
+                .post(&format!("/{route}/{id}"), json!({ "value": "not a value" }))
+                .await;
+            assert_eq!(status, 400, "{err}");
+            assert!(err["error"].as_str().unwrap().contains("e.g."), "{err}");
+            let (status, answer) = h
+                .post(&format!("/{route}/{id}"), json!({ "value": value }))
+                .await;
+            assert_eq!((status, &answer["value"]), (200, &json!(value)), "{answer}");
+            let set = h
+                .eval(&tab, &format!("document.getElementById('{input}').value"))
+                .await;
+            assert_eq!(set, json!(value));
+            let changes = h.eval(&tab, "window.changes.join(' ')").await;
+            assert!(
+                changes
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("input:{input} change:{input}={value}")),
+                "{changes}"
+            );
+            // Answered: gone.
+            let (status, _) = h
+                .post(&format!("/{route}/{id}"), json!({ "value": value }))
+                .await;
+            assert_eq!(status, 404);
+        }
+
+        // The keyboard's way to a picker, and cancelling.
+        h.eval(&tab, "document.getElementById('date').focus()")
+            .await;
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/keyboard/press"),
+            json!({ "key": "ArrowDown", "modifiers": ["Alt"] }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        let id = event(&envelope, "datetime_picker_open")["data"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (status, answer) = h
+            .post(&format!("/datetime-picker/{id}"), json!({ "cancel": true }))
+            .await;
+        assert_eq!((status, &answer["cancelled"]), (200, &json!(true)));
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('date').value").await,
+            json!("2026-11-25"),
+            "a cancelled picker leaves the input as it was"
+        );
+
+        // showPicker() from the page's own script, on an input and a select.
+        for (button, kind) in [
+            ("#show", "datetime_picker_open"),
+            ("#showsel", "select_open"),
+        ] {
+            let (x, y) = h.center(&tab, button).await;
+            let (status, envelope) =
+                timed_post(h, &format!("/tabs/{tab}/click"), json!({ "x": x, "y": y })).await;
+            assert_eq!(status, 200, "{envelope}");
+            event(&envelope, kind);
+        }
+
+        // A click on the text of a date input edits it: no picker.
+        let (x, y) = h.center(&tab, "#date").await;
+        let (_, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/click"),
+            json!({ "x": x - 80.0, "y": y, "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert!(
+            !event_types(&envelope).contains(&"datetime_picker_open".to_string()),
+            "{envelope}"
+        );
+        usable(h, &tab).await;
+        usable(h, &other).await;
+    });
+}
+
+#[test]
+fn dialog_storms_and_loops_never_block() {
+    let (h, _guard) = shared();
+    block_on(async {
+        let tab = h.tab_on("/hostile/storm").await;
+        let (x, y) = h.center(&tab, "#go").await;
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/click"),
+            json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(event(&envelope, "dialog")["data"]["message"], "storm 0");
+        // Ten accepts, each at once; each names the next dialog.
+        for i in 0..10 {
+            let (status, answer) =
+                timed_post(h, &format!("/tabs/{tab}/dialog/accept"), json!({})).await;
+            assert_eq!(status, 200, "accept {i}: {answer}");
+            if i < 9 {
+                assert_eq!(
+                    event(&answer, "dialog")["data"]["message"],
+                    format!("storm {}", i + 1),
+                    "{answer}"
+                );
+            }
+        }
+        let (status, _) = h
+            .post(&format!("/tabs/{tab}/dialog/accept"), json!({}))
+            .await;
+        assert_eq!(status, 400, "no dialog is left");
+        assert_eq!(h.eval(&tab, "document.title").await, json!("after storm"));
+        usable(h, &tab).await;
+
+        // An endless loop: every answer comes back, and navigating away
+        // ends it (repairing the tab if the page would not let go).
+        let tab = h.tab_on("/hostile/alert-loop").await;
+        let (x, y) = h.center(&tab, "#go").await;
+        let (status, _) = timed_post(
+            h,
+            &format!("/tabs/{tab}/click"),
+            json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(status, 200);
+        for verb in ["accept", "accept", "dismiss"] {
+            let (status, answer) =
+                timed_post(h, &format!("/tabs/{tab}/dialog/{verb}"), json!({})).await;
+            assert_eq!(status, 200, "{answer}");
+            assert_eq!(event(&answer, "dialog")["data"]["message"], "again");
+        }
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/second") }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        // Whichever way it went, the tab now works, under the same id.
+        let (status, _) = timed_post(
+            h,
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/second"), "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(status, 200);
+        assert_eq!(h.eval(&tab, "document.title").await, json!("Second"));
+        usable(h, &tab).await;
+    });
+}
+
+#[test]
+fn pages_that_never_finish_or_fail_to_load_answer_in_bounds() {
+    let (h, _guard) = shared();
+    block_on(async {
+        // An alert while the page loads: the navigate says so.
+        let (_, tab) = h.post("/tabs", json!({})).await;
+        let tab = tab["id"].as_str().unwrap().to_string();
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/hostile/alert-on-load") }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(event(&envelope, "dialog")["data"]["message"], "loading");
+        let (status, _) = timed_post(h, &format!("/tabs/{tab}/dialog/accept"), json!({})).await;
+        assert_eq!(status, 200);
+        usable(h, &tab).await;
+
+        // An image that takes a minute: the page as it stands.
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/hostile/slow-image") }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(envelope["result"]["status"], "navigated");
+        usable(h, &tab).await;
+
+        // A redirect loop: an envelope naming the network error.
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/redirect-loop") }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(envelope["result"]["status"], "failed");
+        assert_eq!(
+            event(&envelope, "navigation_failed")["data"]["error"],
+            "net::ERR_TOO_MANY_REDIRECTS"
+        );
+        usable(h, &tab).await;
+        // A new tab there: 400, and no tab is left behind.
+        let (_, before) = h.get("/tabs").await;
+        let (status, err) = timed_post(h, "/tabs", json!({ "url": h.url("/redirect-loop") })).await;
+        assert_eq!(
+            (status, &err["code"]),
+            (400, &json!("NAVIGATION_FAILED")),
+            "{err}"
+        );
+        let (_, after) = h.get("/tabs").await;
+        assert_eq!(before, after);
+
+        // Input the browser must never see: 400 at once, a short message.
+        let huge = format!("http://[{}", "a".repeat(1_000_000));
+        for url in [huge.as_str(), "http://127.0.0.1:25/", "http://"] {
+            let started = Instant::now();
+            let (status, err) = h
+                .post(&format!("/tabs/{tab}/navigate"), json!({ "url": url }))
+                .await;
+            assert_eq!(status, 400, "{err}");
+            assert!(err["error"].as_str().unwrap().len() < 400, "{err}");
+            assert!(started.elapsed() < Duration::from_secs(5));
+            let (status, _) = h.post("/tabs", json!({ "url": url })).await;
+            assert_eq!(status, 400);
+        }
+        usable(h, &tab).await;
+    });
+}
+
+#[test]
+fn a_page_that_stops_answering_is_repaired_under_the_same_id() {
+    let (h, _guard) = shared();
+    block_on(async {
+        let tab = h.tab_on("/hostile/busy").await;
+        let other = h.tab_on("/").await;
+        let (x, y) = h.center(&tab, "#go").await;
+        let click_path = format!("/tabs/{tab}/click");
+        let click = h.post(&click_path, json!({ "x": x, "y": y }));
+        let bystander = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            usable(h, &other).await;
+        };
+        let started = Instant::now();
+        let ((status, envelope), ()) = tokio::join!(click, bystander);
+        assert!(started.elapsed() < BOUND, "{:?}", started.elapsed());
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(envelope["timing"]["wait_reason"], "renderer_unresponsive");
+        let types = event_types(&envelope);
+        assert!(
+            types.contains(&"renderer_unresponsive".to_string()),
+            "{types:?}"
+        );
+        let recovered = event(&envelope, "tab_recovered");
+        assert_eq!(recovered["data"]["tab_id"], json!(tab));
+        assert_eq!(recovered["data"]["url"], json!(h.url("/hostile/busy")));
+        // The same id, a working page: the busy one, reopened and idle.
+        usable(h, &tab).await;
+        assert_eq!(h.eval(&tab, "document.title").await, json!("Busy"));
+
+        // A crashed renderer: the next request repairs the tab.
+        let engine = &h.server.app;
+        let handle = engine
+            .tab(&wabp_core::Caller::anonymous(), &tab)
+            .expect("the tab");
+        let crash = tokio::spawn(async move {
+            let _ = handle.session.raw("Page.crash", json!({})).await;
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/second") }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(h.eval(&tab, "document.title").await, json!("Second"));
+        crash.abort();
+
+        // Busy while loading: the navigate answers; the tab is repaired
+        // blank (reopening would wedge it again) and works.
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/hostile/busy-on-load") }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        usable(h, &tab).await;
+        usable(h, &other).await;
+    });
+}
