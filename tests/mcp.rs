@@ -341,7 +341,7 @@ fn errors_come_back_as_tool_results() {
         let cases = [
             (
                 "browser_navigate",
-                json!({ "tab_id": "tab_nope", "url": "http://127.0.0.1:9/" }),
+                json!({ "tab_id": "tab_nope", "url": "http://127.0.0.1:8/" }),
                 "not found",
             ),
             (
