@@ -403,3 +403,31 @@ fn a_page_that_stops_answering_is_repaired_under_the_same_id() {
         usable(h, &other).await;
     });
 }
+
+#[test]
+fn a_page_of_a_hundred_thousand_nodes_is_read_in_bounds() {
+    let (h, _guard) = shared();
+    block_on(async {
+        let tab = h.tab_on("/hostile/huge-dom").await;
+        for path in [
+            format!("/tabs/{tab}/snapshot"),
+            format!("/tabs/{tab}/snapshot?format=json"),
+            format!("/tabs/{tab}/state"),
+            format!("/tabs/{tab}/screenshot"),
+        ] {
+            let started = Instant::now();
+            let (status, body) = h.get(&path).await;
+            assert!(started.elapsed() < BOUND, "{path}: {:?}", started.elapsed());
+            assert_eq!(
+                status,
+                200,
+                "{path}: {}",
+                body.to_string().chars().take(300).collect::<String>()
+            );
+        }
+        let (_, snapshot) = h.get(&format!("/tabs/{tab}/snapshot")).await;
+        assert_eq!(snapshot["hasMore"], true, "served in windows");
+        assert!(snapshot["refsCount"].as_u64().unwrap() >= 10_000);
+        usable(h, &tab).await;
+    });
+}

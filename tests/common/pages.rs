@@ -228,6 +228,13 @@ for (const el of document.querySelectorAll('input')) {
         "busy-on-load" => {
             r##"<!doctype html><html><head><title>Busy on load</title></head><body><script>while (true) {}</script></body></html>"##
         }
+        "huge-dom" => {
+            r##"<!doctype html><html><head><title>Huge</title></head><body><script>
+const f = document.createDocumentFragment();
+for (let i = 0; i < 100000; i++) { const d = document.createElement(i % 10 ? 'span' : 'button'); d.textContent = 'n' + i; f.appendChild(d); }
+document.body.appendChild(f);
+</script></body></html>"##
+        }
         _ => return None,
     })
 }
