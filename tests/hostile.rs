@@ -431,3 +431,67 @@ fn a_page_of_a_hundred_thousand_nodes_is_read_in_bounds() {
         usable(h, &tab).await;
     });
 }
+
+#[test]
+fn a_browser_killed_mid_action_comes_back_with_its_tabs() {
+    let (h, _guard) = shared();
+    block_on(async {
+        let own = common::start_server(common::temp_dir("plugins"), None).await;
+        let h = h.with_server(own);
+        let first = h.tab_on("/second").await;
+        let second = h.tab_on("/").await;
+        let profile = h.server.app.config.browser.user_data_dir.clone();
+        // Mid-action: a click that waits on a slow fetch.
+        let (x, y) = h.center(&second, "#fetch").await;
+        let click_path = format!("/tabs/{second}/click");
+        let click = h.post(
+            &click_path,
+            json!({ "x": x, "y": y, "wait_until": { "timeout_ms": 5000 } }),
+        );
+        let kill = async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let killed = std::process::Command::new("pkill")
+                .args(["-9", "-f", &profile.display().to_string()])
+                .status()
+                .expect("pkill");
+            assert!(killed.success(), "the browser's processes were found");
+        };
+        let started = Instant::now();
+        let ((status, _), ()) = tokio::join!(click, kill);
+        assert!(started.elapsed() < BOUND, "{:?}", started.elapsed());
+        assert!(status < 600);
+        // Noticed, said, and back.
+        let back = common::eventually(BOUND, || async {
+            let (_, status) = h.get("/browser/status").await;
+            (status["data"]["ready"] == true && status["data"]["restarts"] == 1).then_some(status)
+        })
+        .await;
+        assert!(back.is_some(), "the browser came back");
+        let (_, tabs) = h.get("/tabs").await;
+        let ids: Vec<&str> = tabs
+            .as_array()
+            .or_else(|| tabs["tabs"].as_array())
+            .expect("a tab list")
+            .iter()
+            .filter_map(|t| t["id"].as_str())
+            .collect();
+        assert!(
+            ids.contains(&first.as_str()) && ids.contains(&second.as_str()),
+            "{tabs}"
+        );
+        assert_eq!(h.eval(&first, "document.title").await, json!("Second"));
+        let (status, envelope) = timed_post(
+            &h,
+            &format!("/tabs/{first}/scroll"),
+            json!({ "x": 10, "y": 10, "delta_y": 10, "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(
+            event(&envelope, "browser_restarted")["data"]["url"],
+            json!(h.url("/second"))
+        );
+        usable(&h, &second).await;
+        h.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}

@@ -270,6 +270,16 @@ impl BrowserProcess {
         })
     }
 
+    /// Whether the browser answers a CDP round trip within `limit` (and its
+    /// connection is still being read).
+    pub async fn answers(&self, limit: Duration) -> bool {
+        !self.handler_task.is_finished()
+            && matches!(
+                tokio::time::timeout(limit, self.browser.version()).await,
+                Ok(Ok(_))
+            )
+    }
+
     /// Closes the browser (or detaches from it), bounded by `timeout`.
     pub async fn shutdown(mut self, timeout: Duration) {
         if self.launched {

@@ -88,6 +88,9 @@ pub enum TabEvent {
     RendererUnresponsive(TabFailure),
     /// The tab's renderer crashed; the tab is repaired before its next use.
     RendererCrashed(TabFailure),
+    /// The browser died and was started again; this tab was reopened at its
+    /// last URL under its id (reported with its next action).
+    BrowserRestarted(BrowserRestarted),
     /// A broken tab was replaced by a fresh page at its last URL, under the
     /// same id: refs and the page's state are gone, history is kept.
     TabRecovered(TabRecovered),
@@ -114,6 +117,7 @@ impl TabEvent {
             TabEvent::RendererUnresponsive(_) => "renderer_unresponsive",
             TabEvent::RendererCrashed(_) => "renderer_crashed",
             TabEvent::TabRecovered(_) => "tab_recovered",
+            TabEvent::BrowserRestarted(_) => "browser_restarted",
         }
     }
 
@@ -358,4 +362,11 @@ pub struct ColorPickerOpen {
     /// The input's colour now, `#rrggbb`.
     pub value: String,
     pub pending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct BrowserRestarted {
+    pub tab_id: String,
+    /// Where the tab was reopened.
+    pub url: String,
 }

@@ -60,6 +60,9 @@ pub trait ActionTab: Send + Sync + 'static {
     /// Why the page looks broken (it stopped answering, a frame never
     /// came, the renderer crashed), if it does.
     fn page_failure(&self) -> Option<String>;
+    /// Events that happened outside any action (a browser restart), for
+    /// this action's envelope.
+    fn take_noted(&self) -> Vec<crate::events::TabEvent>;
     fn last_frame(&self) -> Option<CachedFrame>;
     fn set_last_frame(&self, frame: Option<CachedFrame>);
     /// The tab's signals (navigation, dialogs, requests, events, closing).
@@ -273,6 +276,9 @@ async fn execute<T: ActionTab>(
         options.network.as_ref(),
         virtual_start_ms,
     );
+    for event in tab.take_noted() {
+        recorder.record(TabSignal::Event(event));
+    }
     let action_started_ms = now_ms();
     let step = Instant::now();
     let result = dispatch(tab.clone()).await;

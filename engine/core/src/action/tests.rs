@@ -75,6 +75,9 @@ impl ActionTab for FakeTab {
     fn page_failure(&self) -> Option<String> {
         self.failure.lock().unwrap().clone()
     }
+    fn take_noted(&self) -> Vec<crate::events::TabEvent> {
+        Vec::new()
+    }
     fn last_frame(&self) -> Option<CachedFrame> {
         self.frame.lock().unwrap().clone()
     }

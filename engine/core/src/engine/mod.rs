@@ -10,6 +10,7 @@ pub mod observe;
 pub mod oneshot;
 mod prompts;
 mod repair;
+mod restart;
 pub mod users;
 
 pub use network::CurlRequest;
@@ -89,6 +90,8 @@ pub struct BrowserStatus {
     pub frame_driver: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub executable: Option<String>,
+    /// Times the browser died and was started again.
+    pub restarts: u32,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
@@ -109,6 +112,8 @@ pub struct TabSummary {
 enum Lifecycle {
     Initializing,
     Ready,
+    /// The browser died; a new one is being started.
+    Restarting,
     Failed(String),
     ShutDown,
 }
@@ -131,6 +136,8 @@ pub struct Engine {
     tabs: RwLock<Vec<Arc<Tab>>>,
     /// One tab repair at a time (`repair.rs`).
     repairs: tokio::sync::Mutex<()>,
+    /// Browser restarts so far (`restart.rs`).
+    restarts: std::sync::atomic::AtomicU32,
     /// Each caller's active tab (the tab MCP tools act on by default).
     active_tabs: StdMutex<std::collections::HashMap<Caller, String>>,
     input_mode: StdMutex<InputMode>,
@@ -152,6 +159,7 @@ impl Engine {
             executable: RwLock::new(None),
             tabs: RwLock::new(Vec::new()),
             repairs: tokio::sync::Mutex::new(()),
+            restarts: Default::default(),
             active_tabs: StdMutex::new(Default::default()),
             input_mode: StdMutex::new(InputMode::Agent),
         })
@@ -173,6 +181,18 @@ impl Engine {
                 format!("session dir {}: {e}", self.config.session_dir.display()),
             )
         })?;
+        self.launch_browser().await?;
+        self.open_tab("about:blank", true).await?;
+        self.spawn_session_reaper();
+        self.spawn_browser_watch();
+        *self.lifecycle.write().unwrap() = Lifecycle::Ready;
+        tracing::info!("browser ready");
+        Ok(())
+    }
+
+    /// Starts (or attaches to) the browser with the engine's options and
+    /// follows its events.
+    async fn launch_browser(self: &Arc<Self>) -> Result<()> {
         let mut options = self.config.browser.clone();
         options.begin_frame_control = self.config.pause && options.begin_frame_control;
         let process = BrowserProcess::start(&options).await?;
@@ -202,10 +222,6 @@ impl Engine {
         let events = self.watch_browser_events(&process.browser).await?;
         *self.browser_events.lock().unwrap() = Some(events);
         *self.browser.write().await = Some(process);
-        self.open_tab("about:blank", true).await?;
-        self.spawn_session_reaper();
-        *self.lifecycle.write().unwrap() = Lifecycle::Ready;
-        tracing::info!("browser ready");
         Ok(())
     }
 
@@ -218,6 +234,11 @@ impl Engine {
                 Some("Waiting for browser window".to_string()),
             ),
             Lifecycle::Ready => (true, "ready", None),
+            Lifecycle::Restarting => (
+                false,
+                "restarting",
+                Some("the browser died; a new one is starting and the tabs reopen".to_string()),
+            ),
             Lifecycle::Failed(e) => (false, "failed", Some(e.clone())),
             Lifecycle::ShutDown => (
                 false,
@@ -241,6 +262,7 @@ impl Engine {
                 .unwrap()
                 .as_ref()
                 .map(|p| p.display().to_string()),
+            restarts: self.restarts.load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -250,6 +272,10 @@ impl Engine {
             Lifecycle::Initializing => Err(Error::new(
                 ErrorCode::NotReady,
                 "the browser is still starting; poll GET /api/v1/browser/status",
+            )),
+            Lifecycle::Restarting => Err(Error::new(
+                ErrorCode::NotReady,
+                "the browser died and is restarting; poll GET /api/v1/browser/status",
             )),
             Lifecycle::Failed(e) => Err(Error::new(
                 ErrorCode::BrowserInitFailed,

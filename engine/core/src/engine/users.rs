@@ -81,6 +81,11 @@ impl Engine {
 
     /// The user's browser context, created on first use. At the session
     /// limit the longest-idle session is closed to make room.
+    /// The browser went away with every context in it.
+    pub(crate) fn forget_user_contexts(&self) {
+        self.users.lock().unwrap().sessions.clear();
+    }
+
     pub(crate) async fn user_context(&self, user: &str) -> Result<BrowserContextId> {
         check_user_id(user)?;
         loop {

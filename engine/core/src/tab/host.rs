@@ -29,6 +29,9 @@ impl crate::action::ActionTab for Tab {
     fn page_failure(&self) -> Option<String> {
         self.session.failure()
     }
+    fn take_noted(&self) -> Vec<crate::events::TabEvent> {
+        Tab::take_noted(self)
+    }
     fn last_frame(&self) -> Option<CachedFrame> {
         Tab::last_frame(self)
     }

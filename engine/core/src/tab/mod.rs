@@ -109,6 +109,8 @@ pub struct Tab {
     network: NetworkCapture,
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
+    /// Events that happened outside any action, for the next one's envelope.
+    noted: StdMutex<Vec<TabEvent>>,
 }
 
 impl Drop for Tab {
@@ -171,6 +173,7 @@ impl Tab {
             network: NetworkCapture::default(),
             prompts,
             observation: Observation::default(),
+            noted: StdMutex::new(Vec::new()),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -566,6 +569,16 @@ impl Tab {
 
     fn set_pointer(&self, x: f64, y: f64) {
         self.state.lock().unwrap().pointer = Some((x, y));
+    }
+
+    /// Keeps `event` for the next action's envelope.
+    pub fn note(&self, event: TabEvent) {
+        self.noted.lock().unwrap().push(event);
+    }
+
+    /// The events kept for this action.
+    pub fn take_noted(&self) -> Vec<TabEvent> {
+        std::mem::take(&mut *self.noted.lock().unwrap())
     }
 
     /// The main frame's URL as last committed.

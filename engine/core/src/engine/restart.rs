@@ -1,0 +1,137 @@
+//! A browser that comes back. A watch task asks the browser for a CDP round
+//! trip every half second; two misses in a row (or its connection closing)
+//! mean it died. The engine then says so (`GET /browser/status`:
+//! `restarting`), starts a new browser with the same options and profile
+//! (or reconnects, with `--connect`, backing off), and reopens every tab
+//! under its old id at its last URL, each noting a `browser_restarted` event
+//! for its next action. The engine never exits on its own.
+
+use super::*;
+
+const PROBE_EVERY: Duration = Duration::from_millis(500);
+const PROBE_LIMIT: Duration = Duration::from_millis(1500);
+/// Waits between attempts to start a new browser, the last one repeating.
+const BACKOFF: [Duration; 4] = [
+    Duration::from_millis(200),
+    Duration::from_secs(1),
+    Duration::from_secs(3),
+    Duration::from_secs(10),
+];
+
+impl Engine {
+    pub(super) fn spawn_browser_watch(self: &Arc<Self>) {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut misses = 0;
+            loop {
+                tokio::time::sleep(PROBE_EVERY).await;
+                let Some(engine) = weak.upgrade() else { return };
+                match &*engine.lifecycle.read().unwrap() {
+                    Lifecycle::Ready => {}
+                    Lifecycle::ShutDown => return,
+                    _ => continue,
+                }
+                let alive = match engine.browser.read().await.as_ref() {
+                    Some(process) => process.answers(PROBE_LIMIT).await,
+                    None => false,
+                };
+                misses = if alive { 0 } else { misses + 1 };
+                if misses >= 2 {
+                    misses = 0;
+                    engine.restart_browser().await;
+                }
+            }
+        });
+    }
+
+    /// Replaces a dead browser and reopens its tabs; retries with backoff
+    /// until a browser is back (or the engine is shut down).
+    async fn restart_browser(self: &Arc<Self>) {
+        {
+            let mut lifecycle = self.lifecycle.write().unwrap();
+            if !matches!(*lifecycle, Lifecycle::Ready) {
+                return;
+            }
+            *lifecycle = Lifecycle::Restarting;
+        }
+        tracing::error!("the browser stopped answering; starting a new one");
+        let old_tabs: Vec<Arc<Tab>> = std::mem::take(&mut *self.tabs.write().unwrap());
+        for tab in &old_tabs {
+            tab.session.mark_closed();
+        }
+        self.forget_user_contexts();
+        if let Some(task) = self.browser_events.lock().unwrap().take() {
+            task.abort();
+        }
+        if let Some(process) = self.browser.write().await.take() {
+            process.shutdown(Duration::from_secs(2)).await;
+        }
+        let mut attempt = 0;
+        loop {
+            if matches!(*self.lifecycle.read().unwrap(), Lifecycle::ShutDown) {
+                return;
+            }
+            match self.launch_browser().await {
+                Ok(()) => break,
+                Err(e) => {
+                    let wait = BACKOFF[attempt.min(BACKOFF.len() - 1)];
+                    attempt += 1;
+                    tracing::error!(
+                        "starting a new browser failed ({}); retrying in {wait:?}",
+                        e.message
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+        self.restarts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for old in &old_tabs {
+            if let Err(e) = self.reopen(old).await {
+                tracing::warn!(tab = %old.id, "could not reopen the tab: {}", e.message);
+            }
+        }
+        if self.tabs.read().unwrap().is_empty()
+            && let Err(e) = self.open_tab("about:blank", true).await
+        {
+            tracing::warn!("no tab after the restart: {}", e.message);
+        }
+        let mut lifecycle = self.lifecycle.write().unwrap();
+        if matches!(*lifecycle, Lifecycle::Restarting) {
+            *lifecycle = Lifecycle::Ready;
+        }
+        tracing::info!(tabs = old_tabs.len(), "browser restarted");
+    }
+
+    /// A tab of the dead browser, again: same id, owner and opener, at its
+    /// last URL.
+    async fn reopen(&self, old: &Arc<Tab>) -> Result<()> {
+        let owner = old.owner();
+        let context = match owner.as_deref() {
+            Some(user) => Some(self.user_context(user).await?),
+            None => None,
+        };
+        let tab = self
+            .new_tab(
+                old.id.clone(),
+                context,
+                owner.as_deref(),
+                old.opener.clone(),
+            )
+            .await?;
+        self.tabs.write().unwrap().push(tab.clone());
+        let url = old.url();
+        if !url.is_empty()
+            && url != "about:blank"
+            && crate::url_policy::check_navigation_url(&url, &self.config.extra_schemes).is_ok()
+            && let Err(e) = self.first_load(&tab, Some(&url)).await
+        {
+            tracing::warn!(tab = %tab.id, "the reopened tab could not load its page: {}", e.message);
+        }
+        tab.note(TabEvent::BrowserRestarted(events::BrowserRestarted {
+            tab_id: tab.id.clone(),
+            url,
+        }));
+        Ok(())
+    }
+}
