@@ -450,8 +450,10 @@ fn a_browser_killed_mid_action_comes_back_with_its_tabs() {
         );
         let kill = async {
             tokio::time::sleep(Duration::from_millis(150)).await;
+            // Exactly this profile: other engines' paths share its prefix.
+            let pattern = format!("user-data-dir={}( |$)", profile.display());
             let killed = std::process::Command::new("pkill")
-                .args(["-9", "-f", &profile.display().to_string()])
+                .args(["-9", "-f", &pattern])
                 .status()
                 .expect("pkill");
             assert!(killed.success(), "the browser's processes were found");

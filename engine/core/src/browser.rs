@@ -143,6 +143,18 @@ fn reap_with_engine(browser_pid: u32) -> Option<std::process::Child> {
         .ok()
 }
 
+/// Whether process `pid` exists and is not a zombie (Linux `/proc`).
+fn process_runs(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
 /// A connected browser and the task that polls its CDP handler.
 pub struct BrowserProcess {
     pub browser: Browser,
@@ -154,6 +166,8 @@ pub struct BrowserProcess {
     /// stopped on a clean shutdown (before its pid could be reused).
     watcher: Option<std::process::Child>,
     handler_task: JoinHandle<()>,
+    /// The launched browser's process (none when attached).
+    pid: Option<u32>,
 }
 
 impl BrowserProcess {
@@ -168,6 +182,7 @@ impl BrowserProcess {
         };
         let mut begin_frame_control = false;
         let mut watcher = None;
+        let mut pid = None;
         let (browser, mut handler, executable, launched) = match &options.mode {
             LaunchMode::Connect(endpoint) => {
                 let (browser, handler) = Browser::connect(endpoint.clone()).await.map_err(|e| {
@@ -243,10 +258,8 @@ impl BrowserProcess {
                     )
                 })?;
                 let mut browser = browser;
-                watcher = browser
-                    .get_mut_child()
-                    .and_then(|c| c.inner.id())
-                    .and_then(reap_with_engine);
+                pid = browser.get_mut_child().and_then(|c| c.inner.id());
+                watcher = pid.and_then(reap_with_engine);
                 (browser, handler, Some(executable), true)
             }
         };
@@ -267,17 +280,29 @@ impl BrowserProcess {
             begin_frame_control,
             watcher,
             handler_task,
+            pid,
         })
     }
 
-    /// Whether the browser answers a CDP round trip within `limit` (and its
-    /// connection is still being read).
-    pub async fn answers(&self, limit: Duration) -> bool {
-        !self.handler_task.is_finished()
-            && matches!(
+    /// Whether the browser is alive: its connection is still read and its
+    /// process runs (a launched browser), or it answers a CDP round trip
+    /// within `limit` (an attached one; a busy connection can delay that,
+    /// so callers allow a few misses).
+    pub async fn alive(&self, limit: Duration) -> bool {
+        if self.handler_task.is_finished() {
+            return false;
+        }
+        match self.pid {
+            Some(pid) => process_runs(pid),
+            None => matches!(
                 tokio::time::timeout(limit, self.browser.version()).await,
                 Ok(Ok(_))
-            )
+            ),
+        }
+    }
+
+    pub fn launched_here(&self) -> bool {
+        self.pid.is_some()
     }
 
     /// Closes the browser (or detaches from it), bounded by `timeout`.

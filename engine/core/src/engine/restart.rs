@@ -1,6 +1,7 @@
-//! A browser that comes back. A watch task asks the browser for a CDP round
-//! trip every half second; two misses in a row (or its connection closing)
-//! mean it died. The engine then says so (`GET /browser/status`:
+//! A browser that comes back. Every half second a watch task checks that
+//! the browser's connection is open and its process runs (or, attached with
+//! `--connect`, that it answers a CDP round trip: three misses in a row);
+//! otherwise it died. The engine then says so (`GET /browser/status`:
 //! `restarting`), starts a new browser with the same options and profile
 //! (or reconnects, with `--connect`, backing off), and reopens every tab
 //! under its old id at its last URL, each noting a `browser_restarted` event
@@ -9,7 +10,7 @@
 use super::*;
 
 const PROBE_EVERY: Duration = Duration::from_millis(500);
-const PROBE_LIMIT: Duration = Duration::from_millis(1500);
+const PROBE_LIMIT: Duration = Duration::from_secs(3);
 /// Waits between attempts to start a new browser, the last one repeating.
 const BACKOFF: [Duration; 4] = [
     Duration::from_millis(200),
@@ -31,12 +32,15 @@ impl Engine {
                     Lifecycle::ShutDown => return,
                     _ => continue,
                 }
-                let alive = match engine.browser.read().await.as_ref() {
-                    Some(process) => process.answers(PROBE_LIMIT).await,
-                    None => false,
+                let (alive, allowed_misses) = match engine.browser.read().await.as_ref() {
+                    Some(process) => (
+                        process.alive(PROBE_LIMIT).await,
+                        if process.launched_here() { 1 } else { 3 },
+                    ),
+                    None => (false, 1),
                 };
                 misses = if alive { 0 } else { misses + 1 };
-                if misses >= 2 {
+                if misses >= allowed_misses {
                     misses = 0;
                     engine.restart_browser().await;
                 }

@@ -228,7 +228,20 @@ impl PageSession {
     /// Sends a raw CDP command (see [`RawCommand`]). Like every page
     /// command, it gives up when a dialog opens meanwhile.
     pub async fn raw(&self, method: &'static str, params: Value) -> Result<Value> {
-        self.execute_unless_dialog(RawCommand::new(method, params), None)
+        self.raw_within(method, params, COMMAND_BOUND).await
+    }
+
+    /// [`PageSession::raw`], bounded by `limit`.
+    pub async fn raw_within(
+        &self,
+        method: &'static str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Value> {
+        if self.dialog_open() {
+            return Err(Error::dialog_blocks(&self.tab_id));
+        }
+        self.execute_until_blocked(RawCommand::new(method, params), limit, None)
             .await?
             .ok_or_else(|| {
                 Error::new(

@@ -15,6 +15,8 @@ pub const WINDOW_CHARS: usize = 80_000;
 /// ...the last this many of which are the snapshot's tail, on every window,
 /// so pagination and footer links stay reachable.
 pub const TAIL_CHARS: usize = 5_000;
+/// How long one frame's accessibility tree may take to read.
+const AX_TREE_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
 /// Accessible names longer than this are cut (a link around a paragraph).
 const NAME_CHARS: usize = 150;
 /// Deeper trees are cut here rather than risk the stack.
@@ -313,7 +315,12 @@ impl PageRefs<'_> {
             // A frame can go away between the listing and the read.
             let Ok(ax) = self
                 .session()
-                .raw("Accessibility.getFullAXTree", json!({ "frameId": id }))
+                // A page of 100,000 nodes takes seconds to serialize.
+                .raw_within(
+                    "Accessibility.getFullAXTree",
+                    json!({ "frameId": id }),
+                    AX_TREE_LIMIT,
+                )
                 .await
             else {
                 continue;
