@@ -28,12 +28,16 @@ fn busy_page() -> String {
 }
 
 mod bench_plugin_build;
+mod bench_recovery;
 mod bench_snapshot;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     if std::env::args().nth(1).as_deref() == Some("snapshot") {
         return bench_snapshot::run().await;
+    }
+    if std::env::args().nth(1).as_deref() == Some("recovery") {
+        return bench_recovery::run().await;
     }
     if std::env::args().nth(1).as_deref() == Some("plugin-build") {
         return bench_plugin_build::run().await;

@@ -228,6 +228,11 @@ impl BrowserProcess {
                         // snapshots, refs and begin-frames reach them in
                         // one session (no out-of-process frames).
                         "disable-site-isolation-trials",
+                        // A renderer per tab as far as it goes: Chromium's
+                        // default limit (from memory size) makes tabs share
+                        // one past a handful, and a page that spins then
+                        // freezes its neighbours.
+                        "renderer-process-limit=64",
                     ])
                     .args(options.extra_args.iter().map(String::as_str));
                 // Only headless-shell implements HeadlessExperimental.beginFrame;
