@@ -349,42 +349,26 @@ async fn execute<T: ActionTab>(
         tab.set_last_frame(None);
         (None, before_viewport.clone())
     } else if capture {
-        let captured = match tab.capture(registry, &capture_options(&tab)).await {
-            Ok(captured) => Ok(captured),
-            Err(err) => Err(page_failed(err)?),
-        };
-        let (shot, viewport, t) = match captured {
-            Ok(captured) => captured,
-            Err(cause) => {
-                failure = Some(cause);
-                let wait_reason = "renderer_unresponsive".to_string();
-                return Ok(failed_envelope(FailedAction {
-                    tab: tab.id(),
-                    cause: failure.unwrap_or_default(),
-                    result,
-                    before,
-                    viewport: before_viewport,
-                    events: recorder.events,
-                    timing: Timing {
-                        action_started_ms,
-                        action_completed_ms,
-                        wait_completed_ms,
-                        duration_ms: ms_since(total),
-                        wait_reason,
-                        parts,
-                    },
+        match tab.capture(registry, &capture_options(&tab)).await {
+            Ok(captured) => {
+                let (shot, viewport, t) = captured;
+                capture_timing.capture_ms += t.capture_ms;
+                capture_timing.markup_ms += t.markup_ms;
+                capture_timing.encode_ms += t.encode_ms;
+                tab.set_last_frame(Some(CachedFrame {
+                    image: shot.clone(),
+                    viewport: viewport.clone(),
+                    frozen_since: frozen,
                 }));
+                (Some(shot), viewport)
             }
-        };
-        capture_timing.capture_ms += t.capture_ms;
-        capture_timing.markup_ms += t.markup_ms;
-        capture_timing.encode_ms += t.encode_ms;
-        tab.set_last_frame(Some(CachedFrame {
-            image: shot.clone(),
-            viewport: viewport.clone(),
-            frozen_since: frozen,
-        }));
-        (Some(shot), viewport)
+            // A page that stopped answering: the envelope below says so.
+            Err(err) => {
+                failure = Some(page_failed(err)?);
+                tab.set_last_frame(None);
+                (None, before_viewport.clone())
+            }
+        }
     } else {
         tab.set_last_frame(None);
         (None, tab.viewport().await?.0)
