@@ -605,7 +605,8 @@ fn human_mode_blocks_the_new_endpoints_too() {
 }
 
 /// Full Chromium (what `--headed` and `--connect` get) runs the compositor
-/// driver: the same freeze, with captures taken right after freezing.
+/// driver: frozen by the page clock instead of virtual time, in every frame,
+/// with captures and input that don't wait for a frame.
 #[test]
 fn the_compositor_driver_freezes_full_chromium_too() {
     let chromium = std::path::Path::new("/usr/bin/chromium");
@@ -635,22 +636,43 @@ fn the_compositor_driver_freezes_full_chromium_too() {
         assert_eq!(
             page_state(&h, &tab).await,
             first,
-            "frozen under the compositor driver"
+            "timers and Date.now moved while frozen"
         );
-        assert!(screenshot_bytes(&h, &tab).await == shot_a);
+        // rAF (the sliding box) and the CSS animation held too.
+        assert!(
+            screenshot_bytes(&h, &tab).await == shot_a,
+            "two frozen screenshots 1 s apart differ"
+        );
 
         let (status, env) = h
             .post(&format!("/tabs/{tab}/wait"), json!({ "ms": 1000 }))
             .await;
         assert_eq!(status, 200, "{env}");
-        // Time runs during the wait, but only roughly: full Chromium stalls
-        // its renderer while input or a capture waits for a frame, so the
-        // virtual clock can lag real time or, after a stalled capture,
-        // overtake it. Best effort: it moved, and it froze again.
+        let after = page_state(&h, &tab).await;
         let (count_a, now_a) = state_numbers(&first);
-        let (count_b, now_b) = state_numbers(&page_state(&h, &tab).await);
-        assert!(count_b - count_a >= 3, "{count_a} -> {count_b}");
-        assert!(now_b - now_a >= 300, "{now_a} -> {now_b}");
+        let (count_b, now_b) = state_numbers(&after);
+        // The page clock runs on real time while thawed: a 1000 ms wait is
+        // about 1000 ms of page time, and the frozen second is not in it.
+        assert!(
+            (5..=16).contains(&(count_b - count_a)),
+            "{} timer ticks in a 1000 ms wait: {first} -> {after}",
+            count_b - count_a
+        );
+        assert!(
+            (700..=1600).contains(&(now_b - now_a)),
+            "page clock advanced {} ms in a 1000 ms wait",
+            now_b - now_a
+        );
+        let vt = env["screenshot_after"]["virtual_time_ms"].as_f64().unwrap()
+            - env["screenshot_before"]["virtual_time_ms"].as_f64().unwrap();
+        assert!(
+            (700.0..=1600.0).contains(&vt),
+            "envelope virtual times moved {vt} ms in a 1000 ms wait"
+        );
+        assert!(
+            screenshot_bytes(&h, &tab).await != shot_a,
+            "the page did not draw while running"
+        );
         let held = page_state(&h, &tab).await;
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(
@@ -665,6 +687,48 @@ fn the_compositor_driver_freezes_full_chromium_too() {
             .await;
         assert_eq!(status, 200, "{env}");
         assert!(env["screenshot_after"]["data"].is_string());
+        // Neither input nor the capture waited out a stalled frame.
+        assert!(
+            env["wait_reason"] != "timeout",
+            "the click waited out its timeout: {}",
+            env["timing"]
+        );
+
+        // Frames freeze with their page, a cross-site one included.
+        let frames_tab = h.tab_on("/frame-timers").await;
+        h.post(&format!("/tabs/{frames_tab}/wait"), json!({ "ms": 500 }))
+            .await;
+        // A cross-site frame takes its order by message: let it arrive.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let ticks = || async {
+            let (_, body) = h
+                .post(&format!("/tabs/{frames_tab}/text"), json!({ "selector": "#ticks" }))
+                .await;
+            body["text"].as_str().unwrap_or_default().to_string()
+        };
+        let held = ticks().await;
+        let parsed: Value = serde_json::from_str(&held).unwrap_or_default();
+        assert!(
+            parsed["same"].as_i64().unwrap_or(0) >= 3 && parsed["cross"].as_i64().unwrap_or(0) >= 3,
+            "both frames ran before the freeze: {held}"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(ticks().await, held, "a frame's timers moved while frozen");
+
+        // A document that starts while the tab is frozen starts frozen.
+        h.eval(&frames_tab, "location.href = '/timer'; 0").await;
+        let loaded = eventually(Duration::from_secs(5), || async {
+            let (_, body) = h
+                .post(&format!("/tabs/{frames_tab}/text"), json!({ "selector": "#state" }))
+                .await;
+            body["text"].as_str().map(str::to_string)
+        })
+        .await;
+        assert_eq!(
+            loaded.as_deref(),
+            Some("count=0"),
+            "the new document's timers ran while the tab was frozen"
+        );
         h.server.app.shutdown(Duration::from_secs(5)).await;
     });
 }

@@ -118,6 +118,17 @@ pub async fn start_server_with(
     }
 }
 
+/// This server under another site name (`localhost` for `127.0.0.1`): the
+/// origin of a cross-site frame.
+fn cross_site_origin(headers: &axum::http::HeaderMap) -> String {
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1")
+        .replace("127.0.0.1", "localhost");
+    format!("http://{host}")
+}
+
 async fn start_site() -> String {
     #[derive(serde::Deserialize)]
     struct Slow {
@@ -175,13 +186,19 @@ async fn start_site() -> String {
             .route(
                 "/frames",
                 get(|headers: axum::http::HeaderMap| async move {
-                    // The same server under another site name: a cross-site frame.
-                    let host = headers
-                        .get(axum::http::header::HOST)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("127.0.0.1")
-                        .replace("127.0.0.1", "localhost");
-                    Html(pages::frames(&format!("http://{host}")))
+                    Html(pages::frames(&cross_site_origin(&headers)))
+                }),
+            )
+            .route(
+                "/frame-timers",
+                get(|headers: axum::http::HeaderMap| async move {
+                    Html(pages::frame_timers(&cross_site_origin(&headers)))
+                }),
+            )
+            .route(
+                "/frame-ticker",
+                get(|Query(q): Query<Label>| async move {
+                    Html(pages::frame_ticker(q.label.as_deref().unwrap_or("x")))
                 }),
             )
             .route(

@@ -149,6 +149,39 @@ root.innerHTML = '<button id="shadow-btn" onclick="this.textContent = \'shadow c
     )
 }
 
+/// Timers in a same-origin and a cross-site frame, each reporting its tick
+/// count to the top page (`#ticks`).
+pub fn frame_timers(cross_origin: &str) -> String {
+    format!(
+        r#"<!doctype html><html><head><title>Frame timers</title></head><body>
+<iframe src="/frame-ticker?label=same" style="width: 200px; height: 60px"></iframe>
+<iframe src="{cross_origin}/frame-ticker?label=cross" style="width: 200px; height: 60px"></iframe>
+<div id="ticks">{{}}</div>
+<script>
+window.ticks = {{}};
+addEventListener('message', e => {{
+  if (!e.data || !e.data.label) return;
+  window.ticks[e.data.label] = e.data.n;
+  document.getElementById('ticks').textContent = JSON.stringify(window.ticks);
+}});
+</script>
+</body></html>"#
+    )
+}
+
+pub fn frame_ticker(label: &str) -> String {
+    let label: String = label
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!(
+        r#"<!doctype html><html><body><script>
+let n = 0;
+setInterval(() => {{ n++; parent.postMessage({{ label: '{label}', n }}, '*'); }}, 50);
+</script></body></html>"#
+    )
+}
+
 pub fn frame_inner(label: &str) -> String {
     let label: String = label
         .chars()

@@ -67,7 +67,10 @@ pub async fn take_screenshot(
     let started = Instant::now();
     let (pixels, layout) = tokio::join!(driver.capture_pixels(), read_layout(refs));
     let pixmap = pixels?;
-    let layout = layout?;
+    let mut layout = layout?;
+    if let Some(page_time) = driver.page_time().await {
+        layout.virtual_time_ms = page_time;
+    }
     let capture_ms = started.elapsed().as_secs_f64() * 1000.0;
     let (screenshot, timing) = compose(pixmap, &layout, registry, options, capture_ms).await?;
     Ok((screenshot, layout, timing))

@@ -1,24 +1,25 @@
 //! Execution control: frame drivers that freeze a page between actions and
-//! let it run, as virtual time, inside one.
-//!
-//! What freezes a page on Chromium 156 (measured, see STACK.md): virtual time
-//! paused (`Emulation.setVirtualTimePolicy{pause}`: timers, `Date.now`,
-//! `performance.now`) plus animation playback rate 0 (CSS animations). What
-//! draws frames decides the rest:
+//! let it run inside one.
 //!
 //! - **deterministic**: `chromium-headless-shell` with the tab under
-//!   begin-frame control. The renderer draws only when the engine sends
-//!   `HeadlessExperimental.beginFrame`, so requestAnimationFrame stops too,
-//!   and captures come from a begin-frame with a screenshot.
-//! - **compositor**: any other Chromium (headed, `--connect`, popups). The
-//!   compositor draws on its own; rAF keeps its frame clock. Captures use
-//!   `Page.captureScreenshot`, bounded, with a thaw-capture-refreeze fallback.
+//!   begin-frame control. Frozen = virtual time paused
+//!   (`Emulation.setVirtualTimePolicy{pause}`: timers, `Date.now`,
+//!   `performance.now`) + animation playback rate 0 (CSS and Web
+//!   Animations); the renderer draws only when the engine sends
+//!   `HeadlessExperimental.beginFrame`, so requestAnimationFrame stops too.
+//!   Captures are begin-frames with a screenshot. While thawed, a clock task
+//!   issues the frames and grants virtual time in budgets that follow real
+//!   time (never `advance` without a budget: it races ahead ~500x).
+//! - **compositor**: any other Chromium (headed, `--connect`, popups drawn
+//!   by the compositor). Full Chromium draws no frame while virtual time is
+//!   paused or fast-forwarding, so input acknowledgements and captures
+//!   stall for seconds; this driver never uses virtual time. Frozen = the
+//!   page clock (`page_clock.js`: the page's timers, rAF, idle callbacks,
+//!   `Date` and `performance.now` held, in every frame) + animation playback
+//!   rate 0. The compositor keeps drawing, so `Page.captureScreenshot`
+//!   answers at once.
 //! - **free-running** (`--no-pause`): nothing is frozen until a client turns
 //!   execution control on for the tab, which makes it a compositor tab.
-//!
-//! While a tab is thawed a clock task grants virtual time in budgets that
-//! follow real time (never `advance` without a budget: it races ahead
-//! ~500x), and, for deterministic tabs, issues the begin-frames.
 
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -35,8 +36,11 @@ use chromiumoxide::cdp::browser_protocol::headless_experimental::{
 };
 use chromiumoxide::cdp::browser_protocol::network::TimeSinceEpoch;
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotFormat, CaptureScreenshotParams,
+    AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, CaptureScreenshotParams,
+    RemoveScriptToEvaluateOnNewDocumentParams,
 };
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use serde_json::Value;
 use tiny_skia::Pixmap;
 use tokio::sync::oneshot;
 
@@ -59,11 +63,12 @@ const MAX_BUDGET_MS: f64 = 250.0;
 const BUDGET_STUCK: Duration = Duration::from_millis(500);
 /// Bound on one clock step's CDP commands.
 const STEP_LIMIT: Duration = Duration::from_secs(2);
-/// A compositor capture of a frozen page can hang (rAF in flight); after this
-/// the capture thaws the page for one frame and retries.
-const FROZEN_CAPTURE_LIMIT: Duration = Duration::from_secs(2);
-/// The retry's bound, after which the last frame stands in.
-const THAWED_CAPTURE_LIMIT: Duration = Duration::from_secs(3);
+/// Bound on a compositor capture, after which the last frame stands in.
+const COMPOSITOR_CAPTURE_LIMIT: Duration = Duration::from_secs(5);
+/// The compositor driver's page clock, before its placeholders are filled.
+const PAGE_CLOCK_JS: &str = include_str!("page_clock.js");
+/// The page clock resumes this long after a thaw (`THAW_DELAY_MS` there).
+const PAGE_CLOCK_THAW_DELAY_MS: f64 = 16.0;
 /// Begin-frame interval reported to the compositor (60 fps).
 const FRAME_INTERVAL_MS: f64 = 1000.0 / 60.0;
 
@@ -154,15 +159,22 @@ impl FrameDriver {
         self.session
             .execute(AnimationEnableParams::default())
             .await?;
-        let mut params = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause);
-        params.initial_virtual_time = initial_virtual_time.map(TimeSinceEpoch::new);
-        self.session.execute(params).await?;
+        let frozen = if exec.kind == DriverKind::Deterministic {
+            let mut params = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause);
+            params.initial_virtual_time = initial_virtual_time.map(TimeSinceEpoch::new);
+            self.session.execute(params).await?;
+            true
+        } else {
+            self.freeze_page_clock(initial_virtual_time.map(|s| s * 1000.0))
+                .await?
+                .is_some()
+        };
         self.session
             .execute(SetPlaybackRateParams::new(0.0))
             .await?;
         exec.virtual_time_base_ms = Some(match initial_virtual_time {
             Some(seconds) => seconds * 1000.0,
-            None => self
+            _ => self
                 .session
                 .evaluate_json("Date.now()")
                 .await
@@ -171,14 +183,30 @@ impl FrameDriver {
                 .unwrap_or_else(crate::clock::now_ms),
         });
         exec.enabled = true;
-        exec.paused = true;
+        exec.paused = frozen;
         Ok(())
     }
 
-    /// Lets the page run: starts the clock task. No-op without execution control.
+    /// Lets the page run: deterministic tabs get the clock task, compositor
+    /// tabs their page clock thawed. No-op without execution control.
     pub async fn thaw(&self) -> Result<()> {
         let mut exec = self.frames.execution.lock().await;
-        if !exec.enabled || exec.clock.is_some() {
+        if !exec.enabled {
+            return Ok(());
+        }
+        if exec.kind != DriverKind::Deterministic {
+            if !exec.paused {
+                return Ok(());
+            }
+            self.frames.forget_frozen_frame();
+            self.session
+                .execute_until_blocked(SetPlaybackRateParams::new(1.0), STEP_LIMIT, None)
+                .await?;
+            self.thaw_page_clock().await?;
+            exec.paused = false;
+            return Ok(());
+        }
+        if exec.clock.is_some() {
             return Ok(());
         }
         self.frames.forget_frozen_frame();
@@ -191,12 +219,148 @@ impl FrameDriver {
         let handle = tokio::spawn(run_clock(
             Arc::downgrade(&self.session),
             Arc::downgrade(&self.frames),
-            exec.kind,
             stopped,
         ));
         exec.clock = Some(ClockTask { stop, handle });
         exec.paused = false;
         Ok(())
+    }
+
+    /// Registers a running page clock for the documents a compositor or
+    /// free-running tab loads from now on, so that their timers go through
+    /// it from the start and a freeze later holds them all.
+    pub async fn prepare(&self) -> Result<()> {
+        if self.frames.execution.lock().await.kind == DriverKind::Deterministic {
+            return Ok(());
+        }
+        self.register_page_clock(ClockStart::Running { shift_ms: 0.0 }).await
+    }
+
+    /// Replaces the page clock registered for new documents.
+    async fn register_page_clock(&self, start: ClockStart) -> Result<()> {
+        let (token, previous) = {
+            let mut clock = self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner());
+            (clock.token.clone(), clock.script.take())
+        };
+        let source = page_clock_source(&token, start);
+        let remove = async {
+            match previous.clone() {
+                Some(id) => self
+                    .session
+                    .execute_within(RemoveScriptToEvaluateOnNewDocumentParams::new(id), STEP_LIMIT)
+                    .await
+                    .map(|_| ()),
+                None => Ok(()),
+            }
+        };
+        // One round trip for both: the session keeps their order.
+        let (removed, added) = tokio::join!(
+            remove,
+            self.session.execute_within(
+                AddScriptToEvaluateOnNewDocumentParams::new(source),
+                STEP_LIMIT
+            ),
+        );
+        let script = match added {
+            Ok(added) => Some(added.result.identifier),
+            // Still the old one: the next state change replaces it.
+            Err(_) if removed.is_err() => previous,
+            Err(e) => return Err(e),
+        };
+        self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner()).script = script;
+        Ok(())
+    }
+
+    /// Runs `order` on the current document's page clock, installing the
+    /// clock first if the document predates it (a popup's first page, a
+    /// page open before the engine attached). `None` when a dialog holds
+    /// the page.
+    async fn order_page_clock(&self, order: &str, start: ClockStart) -> Result<Option<Value>> {
+        let token = self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner()).token.clone();
+        let expression = format!("window.__wabpClock ? window.__wabpClock.{order} : null");
+        for attempt in 0..2 {
+            let params = EvaluateParams::builder()
+                .expression(expression.clone())
+                .return_by_value(true)
+                .build()
+                .map_err(Error::internal)?;
+            let Some(answer) = self
+                .session
+                .execute_until_blocked(params, STEP_LIMIT, None)
+                .await?
+            else {
+                return Ok(None);
+            };
+            match answer.result.value {
+                Some(value) if !value.is_null() => return Ok(Some(value)),
+                _ if attempt == 0 => {
+                    let install = EvaluateParams::builder()
+                        .expression(page_clock_source(&token, start))
+                        .build()
+                        .map_err(Error::internal)?;
+                    if self
+                        .session
+                        .execute_until_blocked(install, STEP_LIMIT, None)
+                        .await?
+                        .is_none()
+                    {
+                        return Ok(None);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Err(Error::internal("the page clock could not be installed"))
+    }
+
+    /// Freezes a compositor tab's page clock, at `at` (ms since the epoch)
+    /// if given. `None` when a dialog holds the page.
+    async fn freeze_page_clock(&self, at: Option<f64>) -> Result<Option<()>> {
+        let order = match at {
+            Some(at) => format!("freeze({at:?})"),
+            None => "freeze()".to_string(),
+        };
+        let start = ClockStart::Frozen { at_ms: at };
+        let Some(answer) = self.order_page_clock(&order, start).await? else {
+            return Ok(None);
+        };
+        let frozen_at = answer.as_f64().or(at).unwrap_or_else(crate::clock::now_ms);
+        self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner()).frozen_at_ms = Some(frozen_at);
+        self.register_page_clock(ClockStart::Frozen { at_ms: Some(frozen_at) })
+            .await?;
+        Ok(Some(()))
+    }
+
+    /// Thaws a compositor tab's page clock. The page resumes one frame later
+    /// (see `page_clock.js`), from where it stopped.
+    async fn thaw_page_clock(&self) -> Result<Option<()>> {
+        let shift_ms = {
+            let mut clock = self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(at) = clock.frozen_at_ms.take() {
+                clock.shift_ms = at - crate::clock::now_ms() - PAGE_CLOCK_THAW_DELAY_MS;
+            }
+            clock.shift_ms
+        };
+        let start = ClockStart::Running { shift_ms };
+        let (ordered, registered) = tokio::join!(
+            self.order_page_clock("thaw()", start),
+            self.register_page_clock(start)
+        );
+        registered?;
+        Ok(ordered?.map(|_| ()))
+    }
+
+    /// The page's `Date.now()` for a compositor tab, from the engine's own
+    /// account of its page clock: the refs world, where layouts are read,
+    /// sees the real `Date`. `None` for a deterministic tab, whose virtual
+    /// time every world shares.
+    pub async fn page_time(&self) -> Option<f64> {
+        let exec = self.frames.execution.lock().await;
+        if exec.kind == DriverKind::Deterministic || !exec.enabled {
+            return None;
+        }
+        drop(exec);
+        Some(self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner()).page_time())
     }
 
     /// Stops the page. Returns whether it is frozen now, i.e. whether a capture
@@ -205,6 +369,20 @@ impl FrameDriver {
         let mut exec = self.frames.execution.lock().await;
         if !exec.enabled {
             return Ok(false);
+        }
+        if exec.kind != DriverKind::Deterministic {
+            exec.paused = false;
+            if self.freeze_page_clock(None).await?.is_none()
+                || self
+                    .session
+                    .execute_until_blocked(SetPlaybackRateParams::new(0.0), STEP_LIMIT, None)
+                    .await?
+                    .is_none()
+            {
+                return Ok(false);
+            }
+            exec.paused = true;
+            return Ok(true);
         }
         if let Some(clock) = exec.clock.take() {
             let _ = clock.stop.send(());
@@ -265,9 +443,7 @@ impl FrameDriver {
         let kind = self.frames.execution.lock().await.kind;
         let pixels = match kind {
             DriverKind::Deterministic => self.begin_frame_capture().await?,
-            DriverKind::Compositor | DriverKind::FreeRunning => {
-                self.compositor_capture(frozen).await?
-            }
+            DriverKind::Compositor | DriverKind::FreeRunning => self.compositor_capture().await?,
         };
         self.frames.remember_frame(&pixels, frozen);
         Ok(pixels)
@@ -293,48 +469,23 @@ impl FrameDriver {
         }
     }
 
-    async fn compositor_capture(&self, frozen: bool) -> Result<Pixmap> {
+    async fn compositor_capture(&self) -> Result<Pixmap> {
         let params = CaptureScreenshotParams {
             format: Some(CaptureScreenshotFormat::Png),
             optimize_for_speed: Some(true),
             ..Default::default()
         };
-        if !frozen && !self.frames.execution.lock().await.enabled {
-            let response = self.session.execute(params).await?;
-            return decode_base64_png(AsRef::<str>::as_ref(&response.result.data));
-        }
-        // Full Chromium draws a frame that input made pending only while the
-        // renderer's virtual time runs, which it barely does between budgets:
-        // the capture can stall (measured 4-6 s). Bound it, retry with the page
-        // thawed, and fall back to the last frame rather than hang.
-        if let Ok(response) = self
-            .session
-            .execute_within(params.clone(), FROZEN_CAPTURE_LIMIT)
-            .await
-        {
-            return decode_base64_png(AsRef::<str>::as_ref(&response.result.data));
-        }
-        tracing::debug!(tab = %self.session.tab_id(), "capture stalled; retrying with the page thawed");
-        if frozen {
-            self.thaw().await?;
-        }
-        let retry = self
-            .session
-            .execute_within(params, THAWED_CAPTURE_LIMIT)
-            .await;
-        if frozen {
-            self.freeze().await?;
-        }
-        match retry {
+        // The page clock leaves the compositor drawing, so a capture answers
+        // in tens of ms; one that does not (a renderer that stopped drawing)
+        // is bounded, and the last frame stands in.
+        match self.session.execute_within(params, COMPOSITOR_CAPTURE_LIMIT).await {
             Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response.result.data)),
-            Err(_) => match self.frames.last_pixels() {
+            Err(e) => match self.frames.last_pixels() {
                 Some(pixels) => {
-                    tracing::warn!(tab = %self.session.tab_id(), "capture stalled twice; answering with the last frame");
+                    tracing::warn!(tab = %self.session.tab_id(), "capture did not answer ({e}); answering with the last frame");
                     Ok(pixels)
                 }
-                None => Err(Error::timeout(
-                    "the browser did not draw a frame in time (compositor driver; headless-shell's deterministic driver does not stall)",
-                )),
+                None => Err(e),
             },
         }
     }
@@ -356,7 +507,6 @@ impl FrameDriver {
 async fn run_clock(
     session: Weak<PageSession>,
     frames: Weak<Frames>,
-    kind: DriverKind,
     mut stop: oneshot::Receiver<()>,
 ) {
     // The first grant comes one tick after the thaw: a short command (a
@@ -389,12 +539,10 @@ async fn run_clock(
         // thread, and a grant sent behind that input would wait too. A full
         // frame, with display updates: wheel scrolling completes (and is
         // acknowledged) only when the compositor draws.
-        if kind == DriverKind::Deterministic {
-            let frame = BeginFrameParams::builder()
-                .interval(FRAME_INTERVAL_MS)
-                .build();
-            let _ = driver.begin_frame(frame, STEP_LIMIT).await;
-        }
+        let frame = BeginFrameParams::builder()
+            .interval(FRAME_INTERVAL_MS)
+            .build();
+        let _ = driver.begin_frame(frame, STEP_LIMIT).await;
         owed_ms += last.elapsed().as_secs_f64() * 1000.0;
         last = Instant::now();
         let spent = !driver.frames.budget_outstanding();
@@ -409,6 +557,33 @@ async fn run_clock(
             let _ = driver.session.execute_within(grant, STEP_LIMIT).await;
         }
     }
+}
+
+/// How a document's page clock starts.
+#[derive(Debug, Clone, Copy)]
+enum ClockStart {
+    /// Frozen, its `Date.now()` at `at_ms` (or real time when unknown).
+    Frozen { at_ms: Option<f64> },
+    /// Running, `shift_ms` behind (negative) or ahead of real time.
+    Running { shift_ms: f64 },
+}
+
+/// The page clock for a tab with this token, for documents that start as
+/// `start` says.
+fn page_clock_source(token: &str, start: ClockStart) -> String {
+    let (frozen, at, shift) = match start {
+        ClockStart::Frozen { at_ms } => (
+            "true",
+            at_ms.map_or_else(|| "null".to_string(), |at| format!("{at:?}")),
+            "0".to_string(),
+        ),
+        ClockStart::Running { shift_ms } => ("false", "null".to_string(), format!("{shift_ms:?}")),
+    };
+    PAGE_CLOCK_JS
+        .replace("__WABP_CLOCK_TOKEN__", token)
+        .replace("__WABP_CLOCK_FROZEN__", frozen)
+        .replace("__WABP_CLOCK_AT__", &at)
+        .replace("__WABP_CLOCK_SHIFT__", &shift)
 }
 
 fn decode_base64_png(data: &str) -> Result<Pixmap> {

@@ -103,6 +103,30 @@ pub struct Frames {
     budget_outstanding: AtomicBool,
     /// Wakes the clock task for a frame before its next tick.
     pub nudge: tokio::sync::Notify,
+    /// The compositor driver's page clock (`page_clock.js`).
+    pub page_clock: Mutex<PageClock>,
+}
+
+/// What a compositor tab's page clock needs from one freeze or thaw to the
+/// next: the per-tab token its frames accept orders with, the tab's clock,
+/// and the script registered for new documents (re-registered with each
+/// state change, so a document that starts while the tab is frozen starts
+/// frozen, at the tab's time).
+pub struct PageClock {
+    pub token: String,
+    /// The page's `Date.now()` while frozen.
+    pub frozen_at_ms: Option<f64>,
+    /// While running: the page's `Date.now()` minus real time.
+    pub shift_ms: f64,
+    pub script: Option<chromiumoxide::cdp::browser_protocol::page::ScriptIdentifier>,
+}
+
+impl PageClock {
+    /// The page's `Date.now()` as the engine tracks it.
+    pub fn page_time(&self) -> f64 {
+        self.frozen_at_ms
+            .unwrap_or_else(|| crate::clock::now_ms() + self.shift_ms)
+    }
 }
 
 impl Frames {
@@ -112,6 +136,12 @@ impl Frames {
             execution: tokio::sync::Mutex::new(Execution::new(kind)),
             budget_outstanding: AtomicBool::new(false),
             nudge: tokio::sync::Notify::new(),
+            page_clock: Mutex::new(PageClock {
+                token: crate::ids::random_id("clock"),
+                frozen_at_ms: None,
+                shift_ms: 0.0,
+                script: None,
+            }),
         }
     }
 

@@ -186,6 +186,7 @@ impl Tab {
         });
         *tab.pump.lock().unwrap() = Some(pump);
         tab.install_interceptions().await?;
+        tab.driver().prepare().await?;
         Ok(tab)
     }
 
