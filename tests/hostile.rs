@@ -9,6 +9,26 @@ use std::time::{Duration, Instant};
 use common::{Harness, block_on, shared};
 use serde_json::{Value, json};
 
+/// A hostile-page test run twice: on headless-shell (the deterministic
+/// driver, the shared engine) and on full Chromium (the compositor driver).
+macro_rules! on_both_drivers {
+    ($body:ident) => {
+        mod $body {
+            #[test]
+            fn on_headless_shell() {
+                let (h, _guard) = super::common::shared();
+                super::common::block_on(super::$body(h));
+            }
+
+            #[test]
+            fn on_full_chromium() {
+                let (h, _guard) = super::common::compositor();
+                super::common::block_on(super::$body(h));
+            }
+        }
+    };
+}
+
 /// What "answers within its bound" means here: far above any action's own
 /// timeout, far below a hang.
 const BOUND: Duration = Duration::from_secs(30);
@@ -34,10 +54,11 @@ fn event<'a>(envelope: &'a Value, kind: &str) -> &'a Value {
 
 async fn timed_post(h: &Harness, path: &str, body: Value) -> (u16, Value) {
     let started = Instant::now();
+    let shown: String = body.to_string().chars().take(200).collect();
     let answer = h.post(path, body).await;
     assert!(
         started.elapsed() < BOUND,
-        "POST {path} took {:?}",
+        "POST {path} {shown} took {:?}",
         started.elapsed()
     );
     answer
@@ -65,10 +86,10 @@ async fn usable(h: &Harness, tab: &str) {
     assert_eq!(status, 200, "{body}");
 }
 
-#[test]
-fn every_native_picker_is_intercepted_and_answered() {
-    let (h, _guard) = shared();
-    block_on(async {
+on_both_drivers!(every_native_picker_is_intercepted_and_answered);
+
+async fn every_native_picker_is_intercepted_and_answered(h: &'static Harness) {
+    {
         let tab = h.tab_on("/hostile/pickers").await;
         let other = h.tab_on("/").await;
         let cases = [
@@ -195,13 +216,13 @@ fn every_native_picker_is_intercepted_and_answered() {
         );
         usable(h, &tab).await;
         usable(h, &other).await;
-    });
+    }
 }
 
-#[test]
-fn dialog_storms_and_loops_never_block() {
-    let (h, _guard) = shared();
-    block_on(async {
+on_both_drivers!(dialog_storms_and_loops_never_block);
+
+async fn dialog_storms_and_loops_never_block(h: &'static Harness) {
+    {
         let tab = h.tab_on("/hostile/storm").await;
         let (x, y) = h.center(&tab, "#go").await;
         let (status, envelope) = timed_post(
@@ -266,13 +287,13 @@ fn dialog_storms_and_loops_never_block() {
         assert_eq!(status, 200);
         assert_eq!(h.eval(&tab, "document.title").await, json!("Second"));
         usable(h, &tab).await;
-    });
+    }
 }
 
-#[test]
-fn pages_that_never_finish_or_fail_to_load_answer_in_bounds() {
-    let (h, _guard) = shared();
-    block_on(async {
+on_both_drivers!(pages_that_never_finish_or_fail_to_load_answer_in_bounds);
+
+async fn pages_that_never_finish_or_fail_to_load_answer_in_bounds(h: &'static Harness) {
+    {
         // An alert while the page loads: the navigate says so.
         let (_, tab) = h.post("/tabs", json!({})).await;
         let tab = tab["id"].as_str().unwrap().to_string();
@@ -338,13 +359,13 @@ fn pages_that_never_finish_or_fail_to_load_answer_in_bounds() {
             assert_eq!(status, 400);
         }
         usable(h, &tab).await;
-    });
+    }
 }
 
-#[test]
-fn a_page_that_stops_answering_is_repaired_under_the_same_id() {
-    let (h, _guard) = shared();
-    block_on(async {
+on_both_drivers!(a_page_that_stops_answering_is_repaired_under_the_same_id);
+
+async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static Harness) {
+    {
         let tab = h.tab_on("/hostile/busy").await;
         let other = h.tab_on("/").await;
         let (x, y) = h.center(&tab, "#go").await;
@@ -401,7 +422,7 @@ fn a_page_that_stops_answering_is_repaired_under_the_same_id() {
         assert_eq!(status, 200, "{envelope}");
         usable(h, &tab).await;
         usable(h, &other).await;
-    });
+    }
 }
 
 #[test]

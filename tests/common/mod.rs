@@ -56,6 +56,30 @@ pub fn exclusive() -> (&'static Harness, RwLockWriteGuard<'static, ()>) {
     (harness(), GLOBAL.write().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// A second shared engine on full Chromium (`/usr/bin/chromium`): the
+/// compositor driver, for tests that run on both drivers.
+pub fn compositor() -> (&'static Harness, RwLockReadGuard<'static, ()>) {
+    static H: OnceLock<Harness> = OnceLock::new();
+    let h = H.get_or_init(|| {
+        let chromium = Path::new("/usr/bin/chromium");
+        assert!(
+            chromium.exists(),
+            "the compositor tests need Debian's chromium (apt-get install chromium)"
+        );
+        let base = harness();
+        block_on(async {
+            let plugin_dir = temp_dir("plugins-compositor");
+            prepare_plugin_dir(&plugin_dir);
+            let server = start_server_with(plugin_dir, |o| {
+                o.launch = wabp_core::browser::LaunchMode::Binary(chromium.into());
+            })
+            .await;
+            base.with_server(server)
+        })
+    });
+    (h, GLOBAL.read().unwrap_or_else(|e| e.into_inner()))
+}
+
 fn harness() -> &'static Harness {
     static H: OnceLock<Harness> = OnceLock::new();
     H.get_or_init(|| {

@@ -387,6 +387,10 @@ impl Engine {
                 .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
             let mut params = CreateTargetParams::new("about:blank");
             params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
+            // Full Chromium draws only the front tab of a window, and a
+            // capture of any other waits for a frame that never comes: a
+            // window per tab keeps every tab drawing.
+            params.new_window = Some(kind != DriverKind::Deterministic);
             params.browser_context_id = context;
             crate::tab::bounded(Duration::from_secs(10), "opening a page", async {
                 Ok(browser.browser.new_page(params).await?)

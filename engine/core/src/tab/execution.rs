@@ -36,7 +36,7 @@ use chromiumoxide::cdp::browser_protocol::headless_experimental::{
 };
 use chromiumoxide::cdp::browser_protocol::network::TimeSinceEpoch;
 use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, CaptureScreenshotParams,
+    AddScriptToEvaluateOnNewDocumentParams, BringToFrontParams, CaptureScreenshotFormat, CaptureScreenshotParams,
     RemoveScriptToEvaluateOnNewDocumentParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
@@ -475,6 +475,14 @@ impl FrameDriver {
             optimize_for_speed: Some(true),
             ..Default::default()
         };
+        // A tab behind another in its window (a page's `target=_blank`
+        // opened in front of it) is not drawn: bring it forward first.
+        if self.session.evaluate_json("document.visibilityState").await.ok()
+            == Some(Value::from("hidden"))
+        {
+            tracing::debug!(tab = %self.session.tab_id(), "bringing a hidden tab to the front to draw it");
+            self.session.execute(BringToFrontParams::default()).await?;
+        }
         // The page clock leaves the compositor drawing, so a capture answers
         // in tens of ms; one that does not (a renderer that stopped drawing)
         // is bounded, and the last frame stands in.
