@@ -168,6 +168,8 @@ pub struct BrowserProcess {
     handler_task: JoinHandle<()>,
     /// The launched browser's process (none when attached).
     pid: Option<u32>,
+    /// Sends tabs' `Page.navigate` past chromiumoxide's queue.
+    pub navigator: std::sync::Arc<crate::navigator::Navigator>,
 }
 
 impl BrowserProcess {
@@ -278,7 +280,11 @@ impl BrowserProcess {
             }
             tracing::info!("browser connection closed");
         });
+        let navigator = std::sync::Arc::new(crate::navigator::Navigator::new(
+            browser.websocket_address().clone(),
+        ));
         Ok(BrowserProcess {
+            navigator,
             browser,
             executable,
             launched,

@@ -13,6 +13,7 @@ pub mod events;
 pub mod ids;
 pub mod image;
 pub mod keys;
+pub mod navigator;
 pub mod network;
 pub mod plugin;
 pub mod tab;

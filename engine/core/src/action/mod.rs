@@ -240,6 +240,7 @@ async fn execute<T: ActionTab>(
     // 1. Before: the frame the agent saw, taken while the page is still
     // frozen; the last after-frame when the page stayed frozen since.
     let step = Instant::now();
+    let mut broken_before = None;
     let (before, before_viewport, virtual_start_ms) =
         match tab.last_frame().filter(|f| f.frozen_since || dialog_before) {
             // Behind a dialog the page can't be read: the last frame stands.
@@ -254,22 +255,40 @@ async fn execute<T: ActionTab>(
                 let vt = frame.image.virtual_time_ms;
                 (Some(frame.image), frame.viewport, vt)
             }
-            _ if capture => {
-                let (shot, viewport, t) = tab.capture(registry, &capture_options(&tab)).await?;
-                capture_timing = t;
-                let vt = shot.virtual_time_ms;
-                (Some(shot), viewport, vt)
-            }
-            _ => {
-                let (viewport, vt) = tab.viewport().await?;
-                (None, viewport, vt)
-            }
+            _ if capture => match tab.capture(registry, &capture_options(&tab)).await {
+                Ok((shot, viewport, t)) => {
+                    capture_timing = t;
+                    let vt = shot.virtual_time_ms;
+                    (Some(shot), viewport, vt)
+                }
+                Err(err) => {
+                    broken_before = Some(err);
+                    (None, ViewportInfo::default(), now_ms())
+                }
+            },
+            _ => match tab.viewport().await {
+                Ok((viewport, vt)) => (None, viewport, vt),
+                Err(err) => {
+                    broken_before = Some(err);
+                    (None, ViewportInfo::default(), now_ms())
+                }
+            },
         };
+    // Only a page that broke (a crashed renderer) goes on from here, to
+    // end as an action whose page failed.
+    if let Some(err) = broken_before.take_if(|_| tab.page_failure().is_none()) {
+        return Err(err);
+    }
     parts.before_ms = ms_since(step);
 
     // 2. Thaw, dispatch, wait.
     let mut rx = tab.subscribe();
-    tab.thaw().await?;
+    // A page that broke while frozen (a crashed renderer) fails here; the
+    // action is then not dispatched, and ends as one whose page failed.
+    let thawed = match broken_before {
+        Some(err) => Err(err),
+        None => tab.thaw().await,
+    };
     let mut recorder = Recorder::new(
         tab.id(),
         kind.hint,
@@ -281,7 +300,10 @@ async fn execute<T: ActionTab>(
     }
     let action_started_ms = now_ms();
     let step = Instant::now();
-    let result = dispatch(tab.clone()).await;
+    let result = match thawed {
+        Ok(()) => dispatch(tab.clone()).await,
+        Err(err) => Err(err),
+    };
     parts.dispatch_ms = ms_since(step);
     let action_completed_ms = now_ms();
     // A page that stops answering (a busy script, a frame that never

@@ -380,11 +380,12 @@ impl Engine {
         opener: Option<String>,
     ) -> Result<Arc<Tab>> {
         let kind = self.default_driver();
-        let page = {
+        let (page, navigator) = {
             let browser = self.browser.read().await;
             let browser = browser
                 .as_ref()
                 .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
+            let navigator = browser.navigator.clone();
             let mut params = CreateTargetParams::new("about:blank");
             params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
             // Full Chromium draws only the front tab of a window, and a
@@ -392,12 +393,13 @@ impl Engine {
             // window per tab keeps every tab drawing.
             params.new_window = Some(kind != DriverKind::Deterministic);
             params.browser_context_id = context;
-            crate::tab::bounded(Duration::from_secs(10), "opening a page", async {
+            let page = crate::tab::bounded(Duration::from_secs(10), "opening a page", async {
                 Ok(browser.browser.new_page(params).await?)
             })
-            .await?
+            .await?;
+            (page, navigator)
         };
-        let tab = Tab::attach(id, page, kind, opener).await?;
+        let tab = Tab::attach(id, page, kind, opener, navigator).await?;
         tab.set_owner(user.map(str::to_string));
         tab.set_extra_schemes(self.config.extra_schemes.clone());
         // Frozen and loaded before anyone can reach it.
@@ -551,7 +553,7 @@ impl Engine {
         let Some(source) = self.tab_by_target(&opener) else {
             return Ok(());
         };
-        let page = {
+        let (page, navigator) = {
             let mut attempt = 0;
             loop {
                 let found = {
@@ -559,15 +561,18 @@ impl Engine {
                     let Some(browser) = browser.as_ref() else {
                         return Ok(());
                     };
-                    browser.browser.get_page(target.clone()).await
+                    (
+                        browser.browser.get_page(target.clone()).await,
+                        browser.navigator.clone(),
+                    )
                 };
                 match found {
-                    Ok(page) => break page,
-                    Err(_) if attempt < 100 => {
+                    (Ok(page), navigator) => break (page, navigator),
+                    (Err(_), _) if attempt < 100 => {
                         attempt += 1;
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
-                    Err(e) => return Err(e.into()),
+                    (Err(e), _) => return Err(e.into()),
                 }
             }
         };
@@ -582,7 +587,14 @@ impl Engine {
         } else {
             DriverKind::Compositor
         };
-        let tab = Tab::attach(self.next_tab_id(), page, kind, Some(source.id.clone())).await?;
+        let tab = Tab::attach(
+            self.next_tab_id(),
+            page,
+            kind,
+            Some(source.id.clone()),
+            navigator,
+        )
+        .await?;
         // A popup belongs to its opener's user (it shares the context).
         tab.set_owner(source.owner());
         tab.set_extra_schemes(self.config.extra_schemes.clone());

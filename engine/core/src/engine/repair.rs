@@ -6,6 +6,7 @@
 //! URL (blank if it broke while loading). Refs and the page's own state
 //! go; the id, the owner and the history stay.
 
+use crate::tab::frames::DriverKind;
 use std::time::Instant;
 
 use super::*;
@@ -18,7 +19,16 @@ impl Engine {
     pub async fn live_tab(&self, caller: &Caller, tab_id: &str) -> Result<Arc<Tab>> {
         let tab = self.tab(caller, tab_id)?;
         if tab.session.failure().is_none() {
-            return Ok(tab);
+            // Full Chromium may not report a crashed renderer: a compositor
+            // tab's page is asked first (a script round trip, < 1 ms).
+            let unreported_crash = tab.pending_dialog().is_none()
+                && tab.driver().kind().await != DriverKind::Deterministic
+                && !tab.driver().answers(CHECK_LIMIT).await;
+            if !unreported_crash {
+                return Ok(tab);
+            }
+            tab.session
+                .mark_failed("the page did not answer a script (its renderer crashed or hangs)");
         }
         Ok(self.heal(&tab).await?.0)
     }

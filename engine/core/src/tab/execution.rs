@@ -123,6 +123,11 @@ impl FrameDriver {
         Ok(response.result)
     }
 
+    /// The driver this tab runs under.
+    pub async fn kind(&self) -> DriverKind {
+        self.frames.execution.lock().await.kind
+    }
+
     /// Whether the page draws and answers within `limit`: a script round
     /// trip, and for a deterministic tab one begin-frame (no screenshot).
     pub async fn answers(&self, limit: Duration) -> bool {

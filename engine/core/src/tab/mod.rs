@@ -90,6 +90,8 @@ struct TabState {
 
 pub struct Tab {
     pub id: String,
+    /// Sends this tab's `Page.navigate` (see `navigator.rs`).
+    navigator: Arc<crate::navigator::Navigator>,
     pub target_id: TargetId,
     /// The only holder of the CDP page; every command is bounded there.
     pub session: Arc<PageSession>,
@@ -152,6 +154,7 @@ impl Tab {
         page: Page,
         kind: DriverKind,
         opener: Option<String>,
+        navigator: Arc<crate::navigator::Navigator>,
     ) -> Result<Arc<Tab>> {
         // Roomy: an action reads its signals only after dispatch, and network
         // traffic shares the channel with envelope events.
@@ -174,6 +177,7 @@ impl Tab {
             prompts,
             observation: Observation::default(),
             noted: StdMutex::new(Vec::new()),
+            navigator,
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -861,22 +865,17 @@ impl Tab {
                 format!("navigation to {} failed: {error}", crate::error::cut(url)),
             )
         };
-        let error_text = |answer: Result<
-            chromiumoxide::types::CommandResponse<
-                chromiumoxide::cdp::browser_protocol::page::NavigateReturns,
-            >,
-        >| match answer {
-            Ok(r) => match &r.result.error_text {
-                Some(error) => Err(failed(error)),
-                None => Ok(()),
+        let error_text = |answer: Result<Value>| match answer {
+            Ok(r) => match r.get("errorText").and_then(Value::as_str) {
+                Some(error) if !error.is_empty() => Err(failed(error)),
+                _ => Ok(()),
             },
             Err(e) => Err(e),
         };
         // Chromium answers Page.navigate when the navigation commits or
-        // fails, but chromiumoxide holds the answer until the new page has
-        // loaded, which a page stuck in a dialog, a slow image or a busy
-        // loop never does. Watch for the commit here; the action's wait
-        // deals with the load.
+        // fails (sent past chromiumoxide, which would hold the answer, and
+        // the tab's next navigation, until the page has loaded); the commit
+        // event may come first. The action's wait deals with the load.
         let mut signals = self.subscribe();
         // Leaving a page that sits in a dialog: the dialog goes, and so does
         // any its script opens while the navigation runs (an alert loop).
@@ -884,9 +883,11 @@ impl Tab {
         if leaving_dialog {
             self.dismiss_dialog().await;
         }
-        let session = self.session.clone();
+        let navigator = self.navigator.clone();
+        let target = self.target_id.inner().clone();
+        let params = serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
         let mut answer =
-            tokio::spawn(async move { session.execute_within(params, COMMIT_LIMIT).await });
+            tokio::spawn(async move { navigator.navigate(&target, params, COMMIT_LIMIT).await });
         let committed = async {
             loop {
                 tokio::select! {
@@ -906,8 +907,11 @@ impl Tab {
                         {
                             self.dismiss_dialog().await;
                         }
+                        // Not `LoadingStopped`: the page being left can
+                        // stop loading after this navigation was sent, and
+                        // one that ends without a new document (a download,
+                        // a 204) is answered.
                         Ok(TabSignal::Navigated { error_page: false, .. })
-                        | Ok(TabSignal::LoadingStopped)
                         // A beforeunload prompt holds the navigation: the
                         // envelope shows it.
                         | Ok(TabSignal::DialogOpened(_)) => return Ok(()),

@@ -149,6 +149,12 @@ impl PageSession {
                 if e.message.contains("Another frame is pending") {
                     self.mark_failed("a frame never completed (Another frame is pending)");
                 }
+                // The browser's answer for a renderer that is gone (full
+                // Chromium after a crash). A page that answers after all is
+                // cleared by the repair's check.
+                if e.message.contains("-32603") {
+                    self.mark_failed(format!("the browser failed {method}: {}", e.message));
+                }
                 Err(e)
             }
             Err(_) => {
