@@ -31,6 +31,17 @@ mod bench_plugin_build;
 mod bench_recovery;
 mod bench_snapshot;
 
+/// The engine's defaults in `session`, on the browser `WABP_BENCH_CHROME`
+/// names (full Chromium: the compositor driver) or the one found.
+pub(crate) fn bench_options(session: std::path::PathBuf) -> wabp::Options {
+    let mut options = wabp::Options::default_for_session(session);
+    options.launch = match std::env::var("WABP_BENCH_CHROME") {
+        Ok(path) => wabp_core::browser::LaunchMode::Binary(path.into()),
+        Err(_) => wabp_core::browser::LaunchMode::Auto,
+    };
+    options
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     if std::env::args().nth(1).as_deref() == Some("snapshot") {
@@ -54,12 +65,7 @@ async fn main() -> anyhow::Result<()> {
     });
 
     let session = std::env::temp_dir().join(format!("wabp-bench-{}", std::process::id()));
-    let mut options = wabp::Options::default_for_session(session.clone());
-    options.launch = match std::env::var("WABP_BENCH_CHROME") {
-        Ok(path) => wabp_core::browser::LaunchMode::Binary(path.into()),
-        Err(_) => wabp_core::browser::LaunchMode::Auto,
-    };
-    let app = wabp::App::start(options).await?;
+    let app = wabp::App::start(bench_options(session.clone())).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let api = format!("http://{}/api/v1", listener.local_addr()?);
     let registry = app.registry.clone();

@@ -75,7 +75,7 @@ pub async fn run() -> anyhow::Result<()> {
         .await
     });
     let session = std::env::temp_dir().join(format!("wabp-bench-recovery-{}", std::process::id()));
-    let app = wabp::App::start(wabp::Options::default_for_session(session.clone())).await?;
+    let app = wabp::App::start(crate::bench_options(session.clone())).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let client = Client {
         http: reqwest::Client::new(),

@@ -41,7 +41,7 @@ pub async fn run() -> anyhow::Result<()> {
         .await
     });
     let session = std::env::temp_dir().join(format!("wabp-bench-snapshot-{}", std::process::id()));
-    let app = wabp::App::start(wabp::Options::default_for_session(session.clone())).await?;
+    let app = wabp::App::start(crate::bench_options(session.clone())).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let api = format!("http://{}/api/v1", listener.local_addr()?);
     let executable = app.engine.status().executable.clone();

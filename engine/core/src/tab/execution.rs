@@ -204,9 +204,7 @@ impl FrameDriver {
                 return Ok(());
             }
             self.frames.forget_frozen_frame();
-            self.session
-                .execute_until_blocked(SetPlaybackRateParams::new(1.0), STEP_LIMIT, None)
-                .await?;
+            self.set_animation_rate(1.0).await?;
             self.thaw_page_clock().await?;
             exec.paused = false;
             return Ok(());
@@ -217,9 +215,7 @@ impl FrameDriver {
         self.frames.forget_frozen_frame();
         // Inside a dialog the renderer answers nothing; the clock waits for
         // the dialog too.
-        self.session
-            .execute_until_blocked(SetPlaybackRateParams::new(1.0), STEP_LIMIT, None)
-            .await?;
+        self.set_animation_rate(1.0).await?;
         let (stop, stopped) = oneshot::channel();
         let handle = tokio::spawn(run_clock(
             Arc::downgrade(&self.session),
@@ -375,58 +371,53 @@ impl FrameDriver {
         if !exec.enabled {
             return Ok(false);
         }
-        if exec.kind != DriverKind::Deterministic {
-            exec.paused = false;
-            if self.freeze_page_clock(None).await?.is_none()
-                || self
-                    .session
-                    .execute_until_blocked(SetPlaybackRateParams::new(0.0), STEP_LIMIT, None)
-                    .await?
-                    .is_none()
-            {
-                return Ok(false);
-            }
-            exec.paused = true;
-            return Ok(true);
-        }
-        if let Some(clock) = exec.clock.take() {
-            let _ = clock.stop.send(());
-            // The clock finishes its step (bounded), so no grant lands after the
-            // pause; one that doesn't is stopped where it stands.
-            let abort = clock.handle.abort_handle();
-            if tokio::time::timeout(STEP_LIMIT * 2, clock.handle)
-                .await
-                .is_err()
-            {
-                abort.abort();
-            }
-        }
         // The renderer inside a dialog (open now, or opening meanwhile)
         // answers nothing until it closes: stay unfrozen; the dialog's close
         // refreezes (`Engine::handle_dialog`). A renderer that does not
         // answer in time is reported, not waited for.
         exec.paused = false;
-        let pause = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause);
-        if self
-            .session
-            .execute_until_blocked(pause, STEP_LIMIT, None)
-            .await?
-            .is_none()
-        {
-            return Ok(false);
-        }
-        // The pause cancels any unspent grant.
-        self.frames.set_budget_outstanding(false);
-        if self
-            .session
-            .execute_until_blocked(SetPlaybackRateParams::new(0.0), STEP_LIMIT, None)
-            .await?
-            .is_none()
-        {
+        let clock_stopped = if exec.kind == DriverKind::Deterministic {
+            if let Some(clock) = exec.clock.take() {
+                let _ = clock.stop.send(());
+                // The clock finishes its step (bounded), so no grant lands
+                // after the pause; one that doesn't is stopped where it stands.
+                let abort = clock.handle.abort_handle();
+                if tokio::time::timeout(STEP_LIMIT * 2, clock.handle)
+                    .await
+                    .is_err()
+                {
+                    abort.abort();
+                }
+            }
+            let pause = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause);
+            let paused = self
+                .session
+                .execute_until_blocked(pause, STEP_LIMIT, None)
+                .await?
+                .is_some();
+            // The pause cancels any unspent grant.
+            if paused {
+                self.frames.set_budget_outstanding(false);
+            }
+            paused
+        } else {
+            self.freeze_page_clock(None).await?.is_some()
+        };
+        if !clock_stopped || !self.set_animation_rate(0.0).await? {
             return Ok(false);
         }
         exec.paused = true;
         Ok(true)
+    }
+
+    /// CSS and Web Animations at `rate` (0 holds them); false when a dialog
+    /// holds the page.
+    async fn set_animation_rate(&self, rate: f64) -> Result<bool> {
+        Ok(self
+            .session
+            .execute_until_blocked(SetPlaybackRateParams::new(rate), STEP_LIMIT, None)
+            .await?
+            .is_some())
     }
 
     /// Whether the page is frozen now.
