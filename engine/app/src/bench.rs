@@ -42,6 +42,36 @@ pub(crate) fn bench_options(session: std::path::PathBuf) -> wabp::Options {
     options
 }
 
+/// Runs `scripts/bench/<script>` with node and playwright-core (installed
+/// by `cd scripts/bench && npm install`); its JSON line, or why it did not
+/// run.
+pub(crate) async fn playwright(script: &str, args: &[&str]) -> Result<Value, String> {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/bench")
+        .join(script);
+    if !script
+        .with_file_name("node_modules")
+        .join("playwright-core")
+        .exists()
+    {
+        return Err("cd scripts/bench && npm install (playwright-core)".into());
+    }
+    let out = tokio::process::Command::new("node")
+        .arg(&script)
+        .args(args)
+        .output()
+        .await
+        .map_err(|e| format!("node: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or("failed")
+            .to_string());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("its answer: {e}"))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     if std::env::args().nth(1).as_deref() == Some("snapshot") {
@@ -188,6 +218,15 @@ async fn main() -> anyhow::Result<()> {
         "click, no screenshots, immediate wait: {:.1} ms",
         median(bare)
     );
+    // Playwright on the same browser binary and page, in the same run.
+    let executable = engine.status().executable.unwrap_or_default();
+    match playwright("click.mjs", &[&site_url, &executable, "50"]).await {
+        Ok(v) => println!(
+            "Playwright on {executable}: screenshot, mouse.click, waitForLoadState, screenshot: {:.1} ms (median of 50)",
+            v["median_ms"].as_f64().unwrap_or(0.0)
+        ),
+        Err(why) => println!("Playwright not run: {why}"),
+    }
 
     // 3. Plugin call overhead: a markup render (fresh instance per call) and a wait session.
     let elements: Vec<MarkupElement> = (0..10)

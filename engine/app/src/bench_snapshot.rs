@@ -100,44 +100,20 @@ pub async fn run() -> anyhow::Result<()> {
     );
     println!("  wabp json: {json_chars} chars");
 
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench/aria-snapshot.mjs");
-    let modules = script
-        .with_file_name("node_modules")
-        .join("playwright-core");
     match executable {
-        Some(exe) if modules.exists() => {
-            let out = tokio::process::Command::new("node")
-                .arg(&script)
-                .arg(&url)
-                .arg(&exe)
-                .arg("10")
-                .output()
-                .await;
-            match out {
-                Ok(out) if out.status.success() => {
-                    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-                    println!(
-                        "  Playwright {} on {exe}: first {:.1} ms, median {:.1} ms, {} chars (~{} tokens), refs {}",
-                        v["mode"].as_str().unwrap_or("?"),
-                        v["first_ms"].as_f64().unwrap_or(0.0),
-                        v["median_ms"].as_f64().unwrap_or(0.0),
-                        v["chars"],
-                        v["chars"].as_u64().unwrap_or(0) / 4,
-                        v["refs"],
-                    );
-                }
-                Ok(out) => println!(
-                    "  Playwright run failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                        .lines()
-                        .last()
-                        .unwrap_or("")
-                ),
-                Err(e) => println!("  Playwright not run: node: {e}"),
-            }
-        }
-        _ => println!("  Playwright not run: cd scripts/bench && npm install (playwright-core)"),
+        Some(exe) => match crate::playwright("aria-snapshot.mjs", &[&url, &exe, "10"]).await {
+            Ok(v) => println!(
+                "  Playwright {} on {exe}: first {:.1} ms, median {:.1} ms, {} chars (~{} tokens), refs {}",
+                v["mode"].as_str().unwrap_or("?"),
+                v["first_ms"].as_f64().unwrap_or(0.0),
+                v["median_ms"].as_f64().unwrap_or(0.0),
+                v["chars"],
+                v["chars"].as_u64().unwrap_or(0) / 4,
+                v["refs"],
+            ),
+            Err(why) => println!("  Playwright not run: {why}"),
+        },
+        None => println!("  Playwright not run: no browser executable known"),
     }
     engine.shutdown(std::time::Duration::from_secs(5)).await;
     let _ = std::fs::remove_dir_all(session);
