@@ -13,16 +13,24 @@ use serde_json::{Value, json};
 /// driver, the shared engine) and on full Chromium (the compositor driver).
 macro_rules! on_both_drivers {
     ($body:ident) => {
+        on_both_drivers!($body: shared, compositor);
+    };
+    // `alone`: a page that spins a renderer takes a core; run it with nothing
+    // else in this binary, so the other tests' bounds keep their meaning.
+    ($body:ident, alone) => {
+        on_both_drivers!($body: exclusive, compositor_alone);
+    };
+    ($body:ident: $headless:ident, $full:ident) => {
         mod $body {
             #[test]
             fn on_headless_shell() {
-                let (h, _guard) = super::common::shared();
+                let (h, _guard) = super::common::$headless();
                 super::common::block_on(super::$body(h));
             }
 
             #[test]
             fn on_full_chromium() {
-                let (h, _guard) = super::common::compositor();
+                let (h, _guard) = super::common::$full();
                 super::common::block_on(super::$body(h));
             }
         }
@@ -278,14 +286,18 @@ async fn dialog_storms_and_loops_never_block(h: &'static Harness) {
         .await;
         assert_eq!(status, 200, "{envelope}");
         // Whichever way it went, the tab now works, under the same id.
-        let (status, _) = timed_post(
+        let (status, second) = timed_post(
             h,
             &format!("/tabs/{tab}/navigate"),
             json!({ "url": h.url("/second"), "screenshot": { "area": "none" } }),
         )
         .await;
         assert_eq!(status, 200);
-        assert_eq!(h.eval(&tab, "document.title").await, json!("Second"));
+        assert_eq!(
+            h.eval(&tab, "document.title").await,
+            json!("Second"),
+            "after leaving the loop: {envelope}\nthen: {second}"
+        );
         usable(h, &tab).await;
     }
 }
@@ -362,7 +374,7 @@ async fn pages_that_never_finish_or_fail_to_load_answer_in_bounds(h: &'static Ha
     }
 }
 
-on_both_drivers!(a_page_that_stops_answering_is_repaired_under_the_same_id);
+on_both_drivers!(a_page_that_stops_answering_is_repaired_under_the_same_id, alone);
 
 async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static Harness) {
     {

@@ -59,8 +59,23 @@ pub fn exclusive() -> (&'static Harness, RwLockWriteGuard<'static, ()>) {
 /// A second shared engine on full Chromium (`/usr/bin/chromium`): the
 /// compositor driver, for tests that run on both drivers.
 pub fn compositor() -> (&'static Harness, RwLockReadGuard<'static, ()>) {
+    (
+        compositor_harness(),
+        GLOBAL.read().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
+/// [`compositor`], with no other test of the binary running meanwhile.
+pub fn compositor_alone() -> (&'static Harness, RwLockWriteGuard<'static, ()>) {
+    (
+        compositor_harness(),
+        GLOBAL.write().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
+fn compositor_harness() -> &'static Harness {
     static H: OnceLock<Harness> = OnceLock::new();
-    let h = H.get_or_init(|| {
+    H.get_or_init(|| {
         let chromium = Path::new("/usr/bin/chromium");
         assert!(
             chromium.exists(),
@@ -76,8 +91,7 @@ pub fn compositor() -> (&'static Harness, RwLockReadGuard<'static, ()>) {
             .await;
             base.with_server(server)
         })
-    });
-    (h, GLOBAL.read().unwrap_or_else(|e| e.into_inner()))
+    })
 }
 
 fn harness() -> &'static Harness {

@@ -60,6 +60,9 @@ pub trait ActionTab: Send + Sync + 'static {
     /// Why the page looks broken (it stopped answering, a frame never
     /// came, the renderer crashed), if it does.
     fn page_failure(&self) -> Option<String>;
+    /// Input and script commands give up by `deadline` (the action's
+    /// timeout) until it is cleared with `None`.
+    fn set_action_deadline(&self, deadline: Option<Instant>);
     /// Events that happened outside any action (a browser restart), for
     /// this action's envelope.
     fn take_noted(&self) -> Vec<crate::events::TabEvent>;
@@ -300,10 +303,15 @@ async fn execute<T: ActionTab>(
     }
     let action_started_ms = now_ms();
     let step = Instant::now();
+    // A page that stops answering input ends the action at its timeout.
+    tab.set_action_deadline(Some(
+        step + Duration::from_millis(options.wait_until.timeout_ms),
+    ));
     let result = match thawed {
         Ok(()) => dispatch(tab.clone()).await,
         Err(err) => Err(err),
     };
+    tab.set_action_deadline(None);
     parts.dispatch_ms = ms_since(step);
     let action_completed_ms = now_ms();
     // A page that stops answering (a busy script, a frame that never
@@ -317,7 +325,11 @@ async fn execute<T: ActionTab>(
     let result = match result {
         Ok(value) => value,
         Err(err) => {
-            tab.freeze().await.ok();
+            // A page known to be broken is not asked to freeze: it would
+            // not answer that either.
+            if tab.page_failure().is_none() {
+                tab.freeze().await.ok();
+            }
             let message = err.message.clone();
             failure = Some(page_failed(err)?);
             serde_json::json!({ "status": "no_answer", "error": message })

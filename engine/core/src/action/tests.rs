@@ -75,6 +75,7 @@ impl ActionTab for FakeTab {
     fn page_failure(&self) -> Option<String> {
         self.failure.lock().unwrap().clone()
     }
+    fn set_action_deadline(&self, _deadline: Option<std::time::Instant>) {}
     fn take_noted(&self) -> Vec<crate::events::TabEvent> {
         Vec::new()
     }

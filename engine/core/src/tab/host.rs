@@ -29,6 +29,9 @@ impl crate::action::ActionTab for Tab {
     fn page_failure(&self) -> Option<String> {
         self.session.failure()
     }
+    fn set_action_deadline(&self, deadline: Option<std::time::Instant>) {
+        self.session.set_action_deadline(deadline);
+    }
     fn take_noted(&self) -> Vec<crate::events::TabEvent> {
         Tab::take_noted(self)
     }

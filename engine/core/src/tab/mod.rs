@@ -889,10 +889,18 @@ impl Tab {
         let mut answer =
             tokio::spawn(async move { navigator.navigate(&target, params, COMMIT_LIMIT).await });
         let committed = async {
+            let mut answered = false;
             loop {
                 tokio::select! {
-                    answer = &mut answer => {
-                        return error_text(answer.map_err(|e| Error::internal(e.to_string()))?);
+                    answer = &mut answer, if !answered => {
+                        let outcome = error_text(answer.map_err(|e| Error::internal(e.to_string()))?);
+                        // Leaving a page held by its dialogs, the browser may
+                        // answer before the old page has let go: only the
+                        // commit counts then.
+                        if outcome.is_err() || !leaving_dialog {
+                            return outcome;
+                        }
+                        answered = true;
                     }
                     signal = signals.recv() => match signal {
                         Ok(TabSignal::DialogOpened(d))
@@ -918,6 +926,9 @@ impl Tab {
                         Ok(TabSignal::Navigated { error_page: true, .. }) => {
                             // The error text comes with the answer, right
                             // after the error page's (tiny) load.
+                            if answered {
+                                return Err(failed("the browser showed its error page"));
+                            }
                             return match tokio::time::timeout(ERROR_TEXT_LIMIT, &mut answer).await {
                                 Ok(Ok(answer)) => error_text(answer),
                                 _ => Err(failed("the browser showed its error page")),

@@ -28,6 +28,9 @@ use crate::events::PendingDialog;
 
 /// The bound of a command that names none.
 pub const COMMAND_BOUND: Duration = Duration::from_secs(10);
+/// The least an input command gets under a short action timeout: a loaded
+/// machine's healthy page must not look broken.
+const INPUT_BOUND_FLOOR: Duration = Duration::from_secs(2);
 
 /// While an input command waits, how often a running clock is asked for a
 /// frame.
@@ -45,6 +48,9 @@ pub struct PageSession {
     /// frame that never came, a crashed renderer. The engine checks and
     /// repairs such a tab before its next use.
     failure: Mutex<Option<String>>,
+    /// The running action's timeout: input and script commands give up by
+    /// then, so a page that stops answering ends the action at its timeout.
+    action_deadline: Mutex<Option<std::time::Instant>>,
 }
 
 impl PageSession {
@@ -70,6 +76,24 @@ impl PageSession {
             dialog,
             closed: watch::Sender::new(false),
             failure: Mutex::new(None),
+            action_deadline: Mutex::new(None),
+        }
+    }
+
+    /// Bounds input and script commands by `deadline` (an action's timeout)
+    /// until it is cleared with `None`.
+    pub fn set_action_deadline(&self, deadline: Option<std::time::Instant>) {
+        *self.action_deadline.lock().unwrap() = deadline;
+    }
+
+    /// [`COMMAND_BOUND`], or less when the running action's timeout comes
+    /// first (never under [`INPUT_BOUND_FLOOR`]).
+    fn input_bound(&self) -> Duration {
+        match *self.action_deadline.lock().unwrap() {
+            Some(deadline) => deadline
+                .saturating_duration_since(std::time::Instant::now())
+                .clamp(INPUT_BOUND_FLOOR, COMMAND_BOUND),
+            None => COMMAND_BOUND,
         }
     }
 
@@ -193,7 +217,7 @@ impl PageSession {
         if self.dialog_open() {
             return Err(Error::dialog_blocks(&self.tab_id));
         }
-        self.execute_until_blocked(command, COMMAND_BOUND, nudge)
+        self.execute_until_blocked(command, self.input_bound(), nudge)
             .await
     }
 
