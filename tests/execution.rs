@@ -664,7 +664,9 @@ fn the_compositor_driver_freezes_full_chromium_too() {
             now_b - now_a
         );
         let vt = env["screenshot_after"]["virtual_time_ms"].as_f64().unwrap()
-            - env["screenshot_before"]["virtual_time_ms"].as_f64().unwrap();
+            - env["screenshot_before"]["virtual_time_ms"]
+                .as_f64()
+                .unwrap();
         assert!(
             (700.0..=1600.0).contains(&vt),
             "envelope virtual times moved {vt} ms in a 1000 ms wait"
@@ -702,7 +704,10 @@ fn the_compositor_driver_freezes_full_chromium_too() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let ticks = || async {
             let (_, body) = h
-                .post(&format!("/tabs/{frames_tab}/text"), json!({ "selector": "#ticks" }))
+                .post(
+                    &format!("/tabs/{frames_tab}/text"),
+                    json!({ "selector": "#ticks" }),
+                )
                 .await;
             body["text"].as_str().unwrap_or_default().to_string()
         };
@@ -719,7 +724,10 @@ fn the_compositor_driver_freezes_full_chromium_too() {
         h.eval(&frames_tab, "location.href = '/timer'; 0").await;
         let loaded = eventually(Duration::from_secs(5), || async {
             let (_, body) = h
-                .post(&format!("/tabs/{frames_tab}/text"), json!({ "selector": "#state" }))
+                .post(
+                    &format!("/tabs/{frames_tab}/text"),
+                    json!({ "selector": "#state" }),
+                )
                 .await;
             body["text"].as_str().map(str::to_string)
         })

@@ -374,7 +374,10 @@ async fn pages_that_never_finish_or_fail_to_load_answer_in_bounds(h: &'static Ha
     }
 }
 
-on_both_drivers!(a_page_that_stops_answering_is_repaired_under_the_same_id, alone);
+on_both_drivers!(
+    a_page_that_stops_answering_is_repaired_under_the_same_id,
+    alone
+);
 
 async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static Harness) {
     {

@@ -36,8 +36,8 @@ use chromiumoxide::cdp::browser_protocol::headless_experimental::{
 };
 use chromiumoxide::cdp::browser_protocol::network::TimeSinceEpoch;
 use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, BringToFrontParams, CaptureScreenshotFormat, CaptureScreenshotParams,
-    RemoveScriptToEvaluateOnNewDocumentParams,
+    AddScriptToEvaluateOnNewDocumentParams, BringToFrontParams, CaptureScreenshotFormat,
+    CaptureScreenshotParams, RemoveScriptToEvaluateOnNewDocumentParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use serde_json::Value;
@@ -234,13 +234,18 @@ impl FrameDriver {
         if self.frames.execution.lock().await.kind == DriverKind::Deterministic {
             return Ok(());
         }
-        self.register_page_clock(ClockStart::Running { shift_ms: 0.0 }).await
+        self.register_page_clock(ClockStart::Running { shift_ms: 0.0 })
+            .await
     }
 
     /// Replaces the page clock registered for new documents.
     async fn register_page_clock(&self, start: ClockStart) -> Result<()> {
         let (token, previous) = {
-            let mut clock = self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner());
+            let mut clock = self
+                .frames
+                .page_clock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             (clock.token.clone(), clock.script.take())
         };
         let source = page_clock_source(&token, start);
@@ -248,7 +253,10 @@ impl FrameDriver {
             match previous.clone() {
                 Some(id) => self
                     .session
-                    .execute_within(RemoveScriptToEvaluateOnNewDocumentParams::new(id), STEP_LIMIT)
+                    .execute_within(
+                        RemoveScriptToEvaluateOnNewDocumentParams::new(id),
+                        STEP_LIMIT,
+                    )
                     .await
                     .map(|_| ()),
                 None => Ok(()),
@@ -268,7 +276,11 @@ impl FrameDriver {
             Err(_) if removed.is_err() => previous,
             Err(e) => return Err(e),
         };
-        self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner()).script = script;
+        self.frames
+            .page_clock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .script = script;
         Ok(())
     }
 
@@ -277,7 +289,13 @@ impl FrameDriver {
     /// page open before the engine attached). `None` when a dialog holds
     /// the page.
     async fn order_page_clock(&self, order: &str, start: ClockStart) -> Result<Option<Value>> {
-        let token = self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner()).token.clone();
+        let token = self
+            .frames
+            .page_clock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .token
+            .clone();
         let expression = format!("window.__wabpClock ? window.__wabpClock.{order} : null");
         for attempt in 0..2 {
             let params = EvaluateParams::builder()
@@ -326,9 +344,15 @@ impl FrameDriver {
             return Ok(None);
         };
         let frozen_at = answer.as_f64().or(at).unwrap_or_else(crate::clock::now_ms);
-        self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner()).frozen_at_ms = Some(frozen_at);
-        self.register_page_clock(ClockStart::Frozen { at_ms: Some(frozen_at) })
-            .await?;
+        self.frames
+            .page_clock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .frozen_at_ms = Some(frozen_at);
+        self.register_page_clock(ClockStart::Frozen {
+            at_ms: Some(frozen_at),
+        })
+        .await?;
         Ok(Some(()))
     }
 
@@ -336,7 +360,11 @@ impl FrameDriver {
     /// (see `page_clock.js`), from where it stopped.
     async fn thaw_page_clock(&self) -> Result<Option<()>> {
         let shift_ms = {
-            let mut clock = self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner());
+            let mut clock = self
+                .frames
+                .page_clock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             if let Some(at) = clock.frozen_at_ms.take() {
                 clock.shift_ms = at - crate::clock::now_ms() - PAGE_CLOCK_THAW_DELAY_MS;
             }
@@ -361,7 +389,13 @@ impl FrameDriver {
             return None;
         }
         drop(exec);
-        Some(self.frames.page_clock.lock().unwrap_or_else(|e| e.into_inner()).page_time())
+        Some(
+            self.frames
+                .page_clock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .page_time(),
+        )
     }
 
     /// Stops the page. Returns whether it is frozen now, i.e. whether a capture
@@ -473,7 +507,11 @@ impl FrameDriver {
         };
         // A tab behind another in its window (a page's `target=_blank`
         // opened in front of it) is not drawn: bring it forward first.
-        if self.session.evaluate_json("document.visibilityState").await.ok()
+        if self
+            .session
+            .evaluate_json("document.visibilityState")
+            .await
+            .ok()
             == Some(Value::from("hidden"))
         {
             tracing::debug!(tab = %self.session.tab_id(), "bringing a hidden tab to the front to draw it");
@@ -482,7 +520,11 @@ impl FrameDriver {
         // The page clock leaves the compositor drawing, so a capture answers
         // in tens of ms; one that does not (a renderer that stopped drawing)
         // is bounded, and the last frame stands in.
-        match self.session.execute_within(params, COMPOSITOR_CAPTURE_LIMIT).await {
+        match self
+            .session
+            .execute_within(params, COMPOSITOR_CAPTURE_LIMIT)
+            .await
+        {
             Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response.result.data)),
             Err(e) => match self.frames.last_pixels() {
                 Some(pixels) => {
