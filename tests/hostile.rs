@@ -440,6 +440,155 @@ async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static H
     }
 }
 
+on_both_drivers!(prompts_modals_blocking_calls_and_storms_answer_in_bounds);
+
+/// Clicks `#go` on `tab`, bounded; the envelope.
+async fn click_go(h: &Harness, tab: &str) -> Value {
+    let (x, y) = h.center(tab, "#go").await;
+    let (status, envelope) = timed_post(
+        h,
+        &format!("/tabs/{tab}/click"),
+        json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    envelope
+}
+
+async fn prompts_modals_blocking_calls_and_storms_answer_in_bounds(h: &'static Harness) {
+    let other = h.tab_on("/").await;
+
+    // beforeunload (armed by a click: Chromium asks only after a gesture):
+    // a navigate says the prompt holds it; with accept_beforeunload it goes.
+    let tab = h.tab_on("/hostile/beforeunload").await;
+    click_go(h, &tab).await;
+    let (status, envelope) = timed_post(
+        h,
+        &format!("/tabs/{tab}/navigate"),
+        json!({ "url": h.url("/second"), "screenshot": { "area": "none" } }),
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    assert_eq!(
+        event(&envelope, "dialog")["data"]["dialog_type"],
+        "beforeunload",
+        "{envelope}"
+    );
+    let (status, _) = timed_post(h, &format!("/tabs/{tab}/dialog/dismiss"), json!({})).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        h.eval(&tab, "document.title").await,
+        json!("armed"),
+        "stayed"
+    );
+    let (status, envelope) = timed_post(
+        h,
+        &format!("/tabs/{tab}/navigate"),
+        json!({ "url": h.url("/second"), "accept_beforeunload": true, "screenshot": { "area": "none" } }),
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    // The accepted prompt ends the navigate's wait (`wait_reason: dialog`)
+    // before the new page has loaded: wait for it here.
+    let title = common::eventually(Duration::from_secs(10), || async {
+        let title = h.eval(&tab, "document.title").await;
+        (title == json!("Second")).then_some(title)
+    })
+    .await;
+    assert_eq!(title, Some(json!("Second")), "{envelope}");
+
+    // window.print(): no native dialog holds the page.
+    let tab = h.tab_on("/hostile/print").await;
+    click_go(h, &tab).await;
+    usable(h, &tab).await;
+
+    // A <dialog> modal is page content: opened and closed by clicks.
+    let tab = h.tab_on("/hostile/modal").await;
+    click_go(h, &tab).await;
+    assert_eq!(
+        h.eval(&tab, "document.getElementById('box').open").await,
+        json!(true)
+    );
+    let (x, y) = h.center(&tab, "#close").await;
+    let (status, _) = timed_post(
+        h,
+        &format!("/tabs/{tab}/click"),
+        json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        h.eval(&tab, "document.getElementById('box').open").await,
+        json!(false)
+    );
+
+    // A synchronous XHR of 3 s blocks the page; the click still answers.
+    let tab = h.tab_on("/hostile/sync-xhr").await;
+    click_go(h, &tab).await;
+    assert_eq!(h.eval(&tab, "document.title").await, json!("xhr slept"));
+    usable(h, &tab).await;
+
+    // A worker spinning forever does not hold the page.
+    let tab = h.tab_on("/hostile/worker").await;
+    click_go(h, &tab).await;
+    assert_eq!(h.eval(&tab, "document.title").await, json!("clicked"));
+
+    // Geolocation and notification prompts: refused, never shown.
+    let tab = h.tab_on("/hostile/permissions").await;
+    click_go(h, &tab).await;
+    usable(h, &tab).await;
+
+    // An alert in a cross-site frame while it loads: reported, answered.
+    let (_, tab) = h.post("/tabs", json!({})).await;
+    let tab = tab["id"].as_str().unwrap().to_string();
+    let (status, envelope) = timed_post(
+        h,
+        &format!("/tabs/{tab}/navigate"),
+        json!({ "url": h.url("/cross-frame-alert"), "screenshot": { "area": "none" } }),
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    assert_eq!(event(&envelope, "dialog")["data"]["message"], "loading");
+    let (status, _) = timed_post(h, &format!("/tabs/{tab}/dialog/accept"), json!({})).await;
+    assert_eq!(status, 200);
+    usable(h, &tab).await;
+
+    // A popup storm: the click answers, the popups become tabs, and closing
+    // them leaves the opener working.
+    let (_, before) = h.get("/tabs").await;
+    let tab = h.tab_on("/hostile/popup-storm").await;
+    click_go(h, &tab).await;
+    let known: Vec<Value> = before
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].clone())
+        .chain([json!(tab), json!(other)])
+        .collect();
+    // Popups are adopted as they come; Chromium lets a gesture open some.
+    let after = common::eventually(Duration::from_secs(10), || async {
+        let (_, tabs) = h.get("/tabs").await;
+        let popups = tabs
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| !known.contains(&t["id"]))
+            .count();
+        (popups > 0).then_some(tabs)
+    })
+    .await
+    .expect("no popup became a tab");
+    for popup in after.as_array().unwrap() {
+        if !known.contains(&popup["id"]) {
+            let id = popup["id"].as_str().unwrap();
+            let (status, _) = h.delete(&format!("/tabs/{id}")).await;
+            assert!(status == 200 || status == 404, "closing {id}: {status}");
+        }
+    }
+    usable(h, &tab).await;
+    usable(h, &other).await;
+}
+
 #[test]
 fn a_page_of_a_hundred_thousand_nodes_is_read_in_bounds() {
     let (h, _guard) = shared();

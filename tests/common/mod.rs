@@ -228,6 +228,12 @@ async fn start_site() -> String {
                 }),
             )
             .route(
+                "/cross-frame-alert",
+                get(|headers: axum::http::HeaderMap| async move {
+                    Html(pages::cross_frame_alert(&cross_site_origin(&headers)))
+                }),
+            )
+            .route(
                 "/frame-timers",
                 get(|headers: axum::http::HeaderMap| async move {
                     Html(pages::frame_timers(&cross_site_origin(&headers)))

@@ -268,6 +268,45 @@ for (let i = 0; i < 100000; i++) { const d = document.createElement(i % 10 ? 'sp
 document.body.appendChild(f);
 </script></body></html>"##
         }
+        "beforeunload" => {
+            r##"<!doctype html><html><head><title>Leave?</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="document.title = 'armed'">arm</button>
+<script>addEventListener('beforeunload', e => { e.preventDefault(); e.returnValue = ''; });</script></body></html>"##
+        }
+        "print" => {
+            r##"<!doctype html><html><head><title>Print</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="window.print(); document.title = 'printed'">print</button></body></html>"##
+        }
+        "modal" => {
+            r##"<!doctype html><html><head><title>Modal</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="document.getElementById('box').showModal()">open</button>
+<dialog id="box"><p>A modal</p><button id="close" onclick="document.getElementById('box').close()">close</button></dialog></body></html>"##
+        }
+        "sync-xhr" => {
+            r##"<!doctype html><html><head><title>XHR</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="const x = new XMLHttpRequest(); x.open('GET', '/sleep?ms=3000', false); x.send(); document.title = 'xhr ' + x.responseText">go</button></body></html>"##
+        }
+        "worker" => {
+            r##"<!doctype html><html><head><title>Worker</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="document.title = 'clicked'">go</button>
+<script>new Worker(URL.createObjectURL(new Blob(['let n = 0; while (true) { n++; }'], { type: 'text/javascript' })));</script></body></html>"##
+        }
+        "popup-storm" => {
+            r##"<!doctype html><html><head><title>Popups</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="for (let i = 0; i < 10; i++) window.open('/second?popup=' + i, '_blank')">go</button></body></html>"##
+        }
+        "permissions" => {
+            r##"<!doctype html><html><head><title>Ask</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="navigator.geolocation.getCurrentPosition(() => document.title = 'geo granted', e => document.title = 'geo refused'); if (window.Notification) Notification.requestPermission()">ask</button></body></html>"##
+        }
         _ => return None,
     })
+}
+
+/// An alert raised while a cross-site frame loads.
+pub fn cross_frame_alert(cross_origin: &str) -> String {
+    format!(
+        r#"<!doctype html><html><head><title>Frame alert</title></head><body>
+<iframe src="{cross_origin}/hostile/alert-on-load" style="width: 300px; height: 100px"></iframe></body></html>"#
+    )
 }
