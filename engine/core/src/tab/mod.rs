@@ -890,17 +890,23 @@ impl Tab {
             tokio::spawn(async move { navigator.navigate(&target, params, COMMIT_LIMIT).await });
         let committed = async {
             let mut answered = false;
+            let mut grace_ends = tokio::time::Instant::now();
             loop {
                 tokio::select! {
                     answer = &mut answer, if !answered => {
                         let outcome = error_text(answer.map_err(|e| Error::internal(e.to_string()))?);
-                        // Leaving a page held by its dialogs, the browser may
-                        // answer before the old page has let go: only the
-                        // commit counts then.
-                        if outcome.is_err() || !leaving_dialog {
+                        // Leaving a page held by its dialogs, or one that may
+                        // raise a beforeunload prompt to accept, the browser
+                        // may answer before the old page has let go: the
+                        // commit counts then (or, with none, a short grace).
+                        if outcome.is_err() || !(leaving_dialog || accept_beforeunload) {
                             return outcome;
                         }
                         answered = true;
+                        grace_ends = tokio::time::Instant::now() + AFTER_ANSWER_GRACE;
+                    }
+                    _ = tokio::time::sleep_until(grace_ends), if answered && !leaving_dialog => {
+                        return Ok(());
                     }
                     signal = signals.recv() => match signal {
                         Ok(TabSignal::DialogOpened(d))
@@ -1210,6 +1216,9 @@ fn check_point(x: f64, y: f64) -> Result<()> {
 
 /// How long a navigation may take to commit (or fail).
 const COMMIT_LIMIT: Duration = Duration::from_secs(30);
+/// How long a navigate that may meet a beforeunload prompt waits, after
+/// the browser's answer, for the commit (a 204 or a download has none).
+const AFTER_ANSWER_GRACE: Duration = Duration::from_secs(5);
 /// How long leaving a page that sits in a dialog may take.
 const LEAVE_DIALOG_LIMIT: Duration = Duration::from_secs(5);
 /// The cause of a repair for a page that keeps opening dialogs.
