@@ -72,6 +72,13 @@ async fn timed_post(h: &Harness, path: &str, body: Value) -> (u16, Value) {
     answer
 }
 
+/// A new tab on about:blank.
+async fn blank_tab(h: &Harness) -> String {
+    let (status, tab) = h.post("/tabs", json!({})).await;
+    assert_eq!(status, 201, "{tab}");
+    tab["id"].as_str().unwrap().to_string()
+}
+
 /// The tab answers a script and an action again.
 async fn usable(h: &Harness, tab: &str) {
     let (status, body) = timed_post(
@@ -307,8 +314,7 @@ on_both_drivers!(pages_that_never_finish_or_fail_to_load_answer_in_bounds);
 async fn pages_that_never_finish_or_fail_to_load_answer_in_bounds(h: &'static Harness) {
     {
         // An alert while the page loads: the navigate says so.
-        let (_, tab) = h.post("/tabs", json!({})).await;
-        let tab = tab["id"].as_str().unwrap().to_string();
+        let tab = blank_tab(h).await;
         let (status, envelope) = timed_post(
             h,
             &format!("/tabs/{tab}/navigate"),
@@ -527,8 +533,7 @@ async fn prompts_modals_blocking_calls_and_storms_answer_in_bounds(h: &'static H
     usable(h, &tab).await;
 
     // An alert in a cross-site frame while it loads: reported, answered.
-    let (_, tab) = h.post("/tabs", json!({})).await;
-    let tab = tab["id"].as_str().unwrap().to_string();
+    let tab = blank_tab(h).await;
     let (status, envelope) = timed_post(
         h,
         &format!("/tabs/{tab}/navigate"),

@@ -47,6 +47,14 @@ impl Client {
         Ok(tab["id"].as_str().unwrap_or_default().to_string())
     }
 
+    async fn close(&self, tab: &str) -> anyhow::Result<()> {
+        self.http
+            .delete(format!("{}/tabs/{tab}", self.api))
+            .send()
+            .await?;
+        Ok(())
+    }
+
     /// Polls a script on `tab` until it answers; the time it took.
     async fn until_usable(&self, tab: &str, since: Instant) -> anyhow::Result<f64> {
         loop {
@@ -110,11 +118,7 @@ pub async fn run() -> anyhow::Result<()> {
             {
                 repairs.push(ms);
             }
-            client
-                .http
-                .delete(format!("{}/tabs/{tab}", client.api))
-                .send()
-                .await?;
+            client.close(&tab).await?;
         }
         println!(
             "  busy script after a click ({label}): usable again after {:7.1} ms (of which the repair {:.1} ms)",
@@ -135,11 +139,7 @@ pub async fn run() -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
         crashed.push(client.until_usable(&tab, started).await?);
         crash.abort();
-        client
-            .http
-            .delete(format!("{}/tabs/{tab}", client.api))
-            .send()
-            .await?;
+        client.close(&tab).await?;
     }
     println!(
         "  crashed renderer:          usable again after {:7.1} ms",
