@@ -487,9 +487,21 @@ async fn prompts_modals_blocking_calls_and_storms_answer_in_bounds(h: &'static H
         json!("armed"),
         "stayed"
     );
-    // Leaving after the prompt was dismissed works (the page is armed
-    // again only by another gesture).
     usable(h, &tab).await;
+    // Armed again, a navigate with accept_beforeunload goes through: the
+    // envelope is the new page's.
+    click_go(h, &tab).await;
+    let (status, envelope) = timed_post(
+        h,
+        &format!("/tabs/{tab}/navigate"),
+        json!({ "url": h.url("/second"), "accept_beforeunload": true, "screenshot": { "area": "none" } }),
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    assert_eq!(envelope["result"]["status"], "navigated", "{envelope}");
+    assert_eq!(h.eval(&tab, "document.title").await, json!("Second"), "{envelope}");
+    let (_, dialog) = h.get(&format!("/tabs/{tab}/dialog")).await;
+    assert_eq!(dialog["present"], false, "{dialog}");
 
     // window.print(): no native dialog holds the page.
     let tab = h.tab_on("/hostile/print").await;
@@ -578,6 +590,115 @@ async fn prompts_modals_blocking_calls_and_storms_answer_in_bounds(h: &'static H
             assert!(status == 200 || status == 404, "closing {id}: {status}");
         }
     }
+    usable(h, &tab).await;
+    usable(h, &other).await;
+}
+
+on_both_drivers!(floods_downloads_and_deep_frames_answer_in_bounds);
+
+/// GETs `path`, bounded; the answer.
+async fn timed_get(h: &Harness, path: &str) -> (u16, Value) {
+    let started = Instant::now();
+    let answer = h.get(path).await;
+    assert!(
+        started.elapsed() < BOUND,
+        "GET {path} took {:?}",
+        started.elapsed()
+    );
+    answer
+}
+
+async fn floods_downloads_and_deep_frames_answer_in_bounds(h: &'static Harness) {
+    let other = h.tab_on("/").await;
+
+    // A page that never stops drawing or receiving: a full-speed canvas
+    // with rAF, a zero-delay interval and an endless CSS animation; an
+    // EventSource and a WebSocket each delivering a message a millisecond.
+    // Loading, clicking, capturing and scripting it all answer, and the page
+    // did run (and receive) while it was acted on.
+    for (page, progress) in [
+        ("/hostile/canvas", "window.drawn"),
+        ("/hostile/event-source", "window.received"),
+        ("/socket-flood", "window.received"),
+    ] {
+        let tab = blank_tab(h).await;
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url(page) }),
+        )
+        .await;
+        assert_eq!(status, 200, "{page}: {envelope}");
+        assert!(envelope["screenshot_after"].is_object(), "{page}: a capture");
+        click_go(h, &tab).await;
+        assert_eq!(h.eval(&tab, "window.clicked").await, json!(true), "{page}");
+        let (status, _) = timed_get(h, &format!("/tabs/{tab}/screenshot")).await;
+        assert_eq!(status, 200, "{page}");
+        let (status, _) = timed_get(h, &format!("/tabs/{tab}/snapshot")).await;
+        assert_eq!(status, 200, "{page}");
+        let ran = h.eval(&tab, progress).await.as_u64().unwrap_or(0);
+        assert!(ran > 0, "{page}: {progress} = {ran}");
+        usable(h, &tab).await;
+        let (status, _) = h.delete(&format!("/tabs/{tab}")).await;
+        assert_eq!(status, 200, "{page}");
+        usable(h, &other).await;
+    }
+
+    // Twenty downloads from one click: the click answers, they are listed.
+    let tab = h.tab_on("/hostile/download-storm").await;
+    click_go(h, &tab).await;
+    assert_eq!(h.eval(&tab, "document.title").await, json!("stormed"));
+    let listed = common::eventually(Duration::from_secs(10), || async {
+        let (_, list) = h.get("/downloads").await;
+        let stormed = list["downloads"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter(|d| d["url"].as_str().is_some_and(|u| u.contains("report.txt?n=")))
+                    .count()
+            })
+            .unwrap_or(0);
+        (stormed > 0).then_some(list)
+    })
+    .await;
+    assert!(listed.is_some(), "the stormed downloads are listed");
+    usable(h, &tab).await;
+
+    // Twelve frames deep, each on the other site: loaded, read, captured.
+    let tab = blank_tab(h).await;
+    let (status, envelope) = timed_post(
+        h,
+        &format!("/tabs/{tab}/navigate"),
+        json!({ "url": h.url("/deep-frames?depth=12") }),
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    let (status, snapshot) = timed_get(h, &format!("/tabs/{tab}/snapshot")).await;
+    assert_eq!(status, 200, "{snapshot}");
+    let text = snapshot.to_string();
+    assert!(
+        text.contains("level 12") && text.contains("level 0"),
+        "every level is read: {}",
+        text.chars().take(2000).collect::<String>()
+    );
+    let (status, _) = timed_get(h, &format!("/tabs/{tab}/screenshot")).await;
+    assert_eq!(status, 200);
+    usable(h, &tab).await;
+    usable(h, &other).await;
+}
+
+on_both_drivers!(a_page_that_runs_out_of_memory_is_repaired, alone);
+
+async fn a_page_that_runs_out_of_memory_is_repaired(h: &'static Harness) {
+    let other = h.tab_on("/").await;
+    let tab = h.tab_on("/hostile/oom").await;
+    let envelope = click_go(h, &tab).await;
+    assert!(
+        event_types(&envelope)
+            .iter()
+            .any(|t| t == "renderer_crashed" || t == "renderer_unresponsive"),
+        "{envelope}"
+    );
     usable(h, &tab).await;
     usable(h, &other).await;
 }

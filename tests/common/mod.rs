@@ -167,6 +167,67 @@ fn cross_site_origin(headers: &axum::http::HeaderMap) -> String {
     format!("http://{host}")
 }
 
+/// The other site than the one this request came to (`127.0.0.1` and
+/// `localhost` take turns), for frames nested across sites.
+fn other_site_origin(headers: &axum::http::HeaderMap) -> String {
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    let other = if host.starts_with("localhost") {
+        host.replacen("localhost", "127.0.0.1", 1)
+    } else {
+        host.replacen("127.0.0.1", "localhost", 1)
+    };
+    format!("http://{other}")
+}
+
+/// A WebSocket server that sends a message every millisecond to each
+/// client, for a minute at most; its `ws://` address.
+async fn start_socket_flood() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime().spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            runtime().spawn(async move {
+                let Ok(mut socket) = async_tungstenite::tokio::accept_async(stream).await else {
+                    return;
+                };
+                let until = tokio::time::Instant::now() + Duration::from_secs(60);
+                let mut n = 0u64;
+                while tokio::time::Instant::now() < until {
+                    n += 1;
+                    let message = async_tungstenite::tungstenite::Message::text(format!(
+                        "{n} {}",
+                        "x".repeat(512)
+                    ));
+                    if socket.send(message).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            });
+        }
+    });
+    format!("ws://{addr}")
+}
+
+/// Server-sent events, one every millisecond, for a minute at most.
+async fn event_flood() -> axum::response::Response {
+    let events = futures::stream::unfold(0u64, |n| async move {
+        if n >= 60_000 {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Some((Ok::<_, std::io::Error>(format!("data: {n}\n\n")), n + 1))
+    });
+    axum::response::Response::builder()
+        .header(axum::http::header::CONTENT_TYPE, "text/event-stream")
+        .header(axum::http::header::CACHE_CONTROL, "no-store")
+        .body(axum::body::Body::from_stream(events))
+        .unwrap()
+}
+
 async fn start_site() -> String {
     #[derive(serde::Deserialize)]
     struct Slow {
@@ -180,6 +241,11 @@ async fn start_site() -> String {
     struct Label {
         label: Option<String>,
     }
+    #[derive(serde::Deserialize)]
+    struct Depth {
+        depth: Option<u32>,
+    }
+    let socket = start_socket_flood().await;
     let router =
         Router::new()
             .route("/", get(|| async { Html(pages::MAIN) }))
@@ -232,6 +298,25 @@ async fn start_site() -> String {
                 get(|headers: axum::http::HeaderMap| async move {
                     Html(pages::cross_frame_alert(&cross_site_origin(&headers)))
                 }),
+            )
+            .route("/event-flood", get(event_flood))
+            .route(
+                "/socket-flood",
+                get(move || {
+                    let page = pages::socket_flood(&socket);
+                    async move { Html(page) }
+                }),
+            )
+            .route(
+                "/deep-frames",
+                get(
+                    |headers: axum::http::HeaderMap, Query(q): Query<Depth>| async move {
+                        Html(pages::deep_frames(
+                            q.depth.unwrap_or(10).min(30),
+                            &other_site_origin(&headers),
+                        ))
+                    },
+                ),
             )
             .route(
                 "/frame-timers",

@@ -299,8 +299,72 @@ document.body.appendChild(f);
             r##"<!doctype html><html><head><title>Ask</title></head><body>
 <button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="navigator.geolocation.getCurrentPosition(() => document.title = 'geo granted', e => document.title = 'geo refused'); if (window.Notification) Notification.requestPermission()">ask</button></body></html>"##
         }
+        "canvas" => {
+            r##"<!doctype html><html><head><title>Canvas</title><style>
+@keyframes spin { to { transform: rotate(360deg) } } #spinner { width: 60px; height: 60px; background: #c33; animation: spin 0.2s linear infinite; }
+</style></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="window.clicked = true">go</button>
+<canvas id="c" width="800" height="500" style="position:absolute; top: 100px"></canvas><div id="spinner"></div>
+<script>
+const ctx = document.getElementById('c').getContext('2d');
+window.drawn = 0;
+function draw() {
+  window.drawn++;
+  for (let i = 0; i < 300; i++) { ctx.fillStyle = 'hsl(' + ((window.drawn * 7 + i) % 360) + ',80%,50%)'; ctx.fillRect(Math.random() * 800, Math.random() * 500, 30, 30); }
+  requestAnimationFrame(draw);
+}
+requestAnimationFrame(draw);
+setInterval(() => { document.body.dataset.tick = String(window.drawn); }, 0);
+</script></body></html>"##
+        }
+        "event-source" => {
+            r##"<!doctype html><html><head><title>Stream</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="window.clicked = true">go</button>
+<p id="n" style="position:absolute; top: 100px">0</p>
+<script>
+window.received = 0;
+new EventSource('/event-flood').onmessage = e => { window.received++; document.getElementById('n').textContent = e.data; };
+</script></body></html>"##
+        }
+        "download-storm" => {
+            r##"<!doctype html><html><head><title>Downloads</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="for (let i = 0; i < 20; i++) { const a = document.createElement('a'); a.href = '/download/report.txt?n=' + i; a.download = 'report-' + i + '.txt'; document.body.appendChild(a); a.click(); } document.title = 'stormed'">go</button></body></html>"##
+        }
+        "oom" => {
+            r##"<!doctype html><html><head><title>Hungry</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="const kept = []; while (true) kept.push(new Array(1 << 20).fill(1.5))">eat</button></body></html>"##
+        }
         _ => return None,
     })
+}
+
+/// A page flooded by a WebSocket server at `socket` (`ws://...`).
+pub fn socket_flood(socket: &str) -> String {
+    format!(
+        r#"<!doctype html><html><head><title>Socket</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="window.clicked = true">go</button>
+<p id="n" style="position:absolute; top: 100px">0</p>
+<script>
+window.received = 0;
+new WebSocket({socket:?}).onmessage = e => {{ window.received++; document.getElementById('n').textContent = String(window.received); }};
+</script></body></html>"#
+    )
+}
+
+/// Frames nested `depth` deep, each level on the other site: `level N`
+/// holds the frame of `level N-1`.
+pub fn deep_frames(depth: u32, other_origin: &str) -> String {
+    let inner = if depth == 0 {
+        String::new()
+    } else {
+        format!(
+            r#"<iframe src="{other_origin}/deep-frames?depth={}" style="width: 95%; height: 80vh; border: 1px solid #888"></iframe>"#,
+            depth - 1
+        )
+    };
+    format!(
+        r#"<!doctype html><html><head><title>Level {depth}</title></head><body style="margin: 2px"><p>level {depth}</p>{inner}</body></html>"#
+    )
 }
 
 /// An alert raised while a cross-site frame loads.

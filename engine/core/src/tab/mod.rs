@@ -906,15 +906,20 @@ impl Tab {
                         grace_ends = tokio::time::Instant::now() + AFTER_ANSWER_GRACE;
                     }
                     _ = tokio::time::sleep_until(grace_ends), if answered && !leaving_dialog => {
-                        return Ok(());
+                        // A prompt the signals missed still gets its answer.
+                        match self.pending_dialog() {
+                            Some(d) if accept_beforeunload && d.dialog_type == "beforeunload" => {
+                                self.accept_beforeunload().await;
+                                grace_ends = tokio::time::Instant::now() + AFTER_ANSWER_GRACE;
+                            }
+                            _ => return Ok(()),
+                        }
                     }
                     signal = signals.recv() => match signal {
                         Ok(TabSignal::DialogOpened(d))
                             if accept_beforeunload && d.dialog_type == "beforeunload" =>
                         {
-                            self.session
-                                .execute(HandleJavaScriptDialogParams::new(true))
-                                .await?;
+                            self.accept_beforeunload().await;
                         }
                         Ok(TabSignal::DialogOpened(d))
                             if leaving_dialog && d.dialog_type != "beforeunload" =>
@@ -964,6 +969,25 @@ impl Tab {
                     "{DIALOG_LOOP}; the tab is repaired"
                 )))
             }
+        }
+    }
+
+    /// Accepts the open `beforeunload` prompt and waits (bounded) for the
+    /// browser to close it, so the navigation's own wait doesn't stop at it.
+    async fn accept_beforeunload(&self) {
+        let opened = self.prompts.dialogs_opened();
+        let answered = self
+            .session
+            .execute(HandleJavaScriptDialogParams::new(true))
+            .await
+            .is_ok();
+        if !answered
+            || !self
+                .prompts
+                .dialog_answered(opened, PROMPT_CLOSE_LIMIT)
+                .await
+        {
+            self.clear_dialog();
         }
     }
 
@@ -1219,6 +1243,8 @@ const COMMIT_LIMIT: Duration = Duration::from_secs(30);
 /// How long a navigate that may meet a beforeunload prompt waits, after
 /// the browser's answer, for the commit (a 204 or a download has none).
 const AFTER_ANSWER_GRACE: Duration = Duration::from_secs(5);
+/// How long an accepted `beforeunload` prompt may take to close.
+const PROMPT_CLOSE_LIMIT: Duration = Duration::from_secs(2);
 /// How long leaving a page that sits in a dialog may take.
 const LEAVE_DIALOG_LIMIT: Duration = Duration::from_secs(5);
 /// The cause of a repair for a page that keeps opening dialogs.
