@@ -499,7 +499,11 @@ async fn prompts_modals_blocking_calls_and_storms_answer_in_bounds(h: &'static H
     .await;
     assert_eq!(status, 200, "{envelope}");
     assert_eq!(envelope["result"]["status"], "navigated", "{envelope}");
-    assert_eq!(h.eval(&tab, "document.title").await, json!("Second"), "{envelope}");
+    assert_eq!(
+        h.eval(&tab, "document.title").await,
+        json!("Second"),
+        "{envelope}"
+    );
     let (_, dialog) = h.get(&format!("/tabs/{tab}/dialog")).await;
     assert_eq!(dialog["present"], false, "{dialog}");
 
@@ -629,7 +633,10 @@ async fn floods_downloads_and_deep_frames_answer_in_bounds(h: &'static Harness) 
         )
         .await;
         assert_eq!(status, 200, "{page}: {envelope}");
-        assert!(envelope["screenshot_after"].is_object(), "{page}: a capture");
+        assert!(
+            envelope["screenshot_after"].is_object(),
+            "{page}: a capture"
+        );
         click_go(h, &tab).await;
         assert_eq!(h.eval(&tab, "window.clicked").await, json!(true), "{page}");
         let (status, _) = timed_get(h, &format!("/tabs/{tab}/screenshot")).await;
@@ -654,7 +661,11 @@ async fn floods_downloads_and_deep_frames_answer_in_bounds(h: &'static Harness) 
             .as_array()
             .map(|all| {
                 all.iter()
-                    .filter(|d| d["url"].as_str().is_some_and(|u| u.contains("report.txt?n=")))
+                    .filter(|d| {
+                        d["url"]
+                            .as_str()
+                            .is_some_and(|u| u.contains("report.txt?n="))
+                    })
                     .count()
             })
             .unwrap_or(0);

@@ -171,12 +171,16 @@ impl Recorder {
 }
 
 /// Runs the wait heuristic until it is done or the timeout passes.
+/// `dialog_open`: whether a dialog blocks the page now; one that opened and
+/// was answered during the dispatch (an accepted `beforeunload`) doesn't
+/// stop the wait.
 pub(crate) async fn wait_for_settle(
     session: &mut Box<dyn crate::plugin::WaitSession>,
     mut decision: WaitDecision,
     rx: &mut tokio::sync::broadcast::Receiver<TabSignal>,
     recorder: &mut Recorder,
     timeout: Duration,
+    dialog_open: &(dyn Fn() -> bool + Sync),
 ) -> Result<String> {
     let started = Instant::now();
     loop {
@@ -207,6 +211,9 @@ pub(crate) async fn wait_for_settle(
         }
         if recorder.closed {
             return Ok("tab_closed".into());
+        }
+        if !dialog_open() {
+            signals.retain(|s| !matches!(s, WaitSignal::DialogOpened));
         }
         decision = session
             .poll(signals, started.elapsed().as_millis() as u64)

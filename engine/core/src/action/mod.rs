@@ -347,6 +347,7 @@ async fn execute<T: ActionTab>(
             &mut rx,
             &mut recorder,
             timeout,
+            &|| tab.dialog_pending(),
         )
         .await
         {
