@@ -807,3 +807,103 @@ fn a_browser_killed_mid_action_comes_back_with_its_tabs() {
         h.server.app.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+/// A full Chromium of our own on `port`, as a user's or a grid's browser.
+fn browser_on_port(port: u16, profile: &std::path::Path) -> std::process::Child {
+    std::process::Command::new("/usr/bin/chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--no-first-run",
+            "--disable-gpu",
+            &format!("--remote-debugging-port={port}"),
+            &format!("--user-data-dir={}", profile.display()),
+            "about:blank",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the compositor tests need Debian's chromium (apt-get install chromium)")
+}
+
+async fn devtools_answers(http: &reqwest::Client, port: u16) -> bool {
+    http.get(format!("http://127.0.0.1:{port}/json/version"))
+        .send()
+        .await
+        .is_ok_and(|r| r.status().is_success())
+}
+
+#[test]
+fn an_attached_browser_that_goes_away_is_reattached() {
+    let (h, _guard) = common::exclusive();
+    block_on(async {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let profile = common::temp_dir("attached-profile");
+        let http = reqwest::Client::new();
+        let mut browser = browser_on_port(port, &profile);
+        let up = common::eventually(BOUND, || async {
+            devtools_answers(&http, port).await.then_some(())
+        })
+        .await;
+        assert!(up.is_some(), "the browser to attach to started");
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let own = common::start_server_with(common::temp_dir("plugins"), |o| {
+            o.launch = wabp_core::browser::LaunchMode::Connect(endpoint.clone());
+        })
+        .await;
+        let h = h.with_server(own);
+        let tab = h.tab_on("/second").await;
+
+        // The browser goes away: the engine notices and says it is
+        // reconnecting, while requests answer 503 at once.
+        browser.kill().unwrap();
+        browser.wait().unwrap();
+        let noticed = common::eventually(BOUND, || async {
+            let (_, status) = h.get("/browser/status").await;
+            (status["data"]["state"] == "restarting").then_some(status)
+        })
+        .await
+        .expect("the engine noticed");
+        assert!(
+            noticed["data"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("reconnecting") && m.contains(&endpoint)),
+            "{noticed}"
+        );
+        let started = Instant::now();
+        let (status, body) = h.get(&format!("/tabs/{tab}")).await;
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert_eq!(status, 503, "{body}");
+
+        // A few seconds later a browser answers there again (a restarted
+        // grid node): the engine reattaches and reopens the tab.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let mut browser = browser_on_port(port, &profile);
+        let back = common::eventually(Duration::from_secs(60), || async {
+            let (_, status) = h.get("/browser/status").await;
+            (status["data"]["ready"] == true && status["data"]["restarts"] == 1).then_some(status)
+        })
+        .await;
+        assert!(back.is_some(), "the engine reattached");
+        assert_eq!(h.eval(&tab, "document.title").await, json!("Second"));
+        let (status, envelope) = timed_post(
+            &h,
+            &format!("/tabs/{tab}/scroll"),
+            json!({ "x": 10, "y": 10, "delta_y": 10, "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(
+            event(&envelope, "browser_restarted")["data"]["url"],
+            json!(h.url("/second"))
+        );
+        usable(&h, &tab).await;
+        h.server.app.shutdown(Duration::from_secs(5)).await;
+        let _ = browser.kill();
+        let _ = browser.wait();
+    });
+}

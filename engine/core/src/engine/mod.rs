@@ -237,7 +237,13 @@ impl Engine {
             Lifecycle::Restarting => (
                 false,
                 "restarting",
-                Some("the browser died; a new one is starting and the tabs reopen".to_string()),
+                Some(match &self.config.browser.mode {
+                    crate::browser::LaunchMode::Connect(endpoint) => format!(
+                        "the browser at {} went away; reconnecting (with backoff), then the tabs reopen",
+                        crate::error::cut(endpoint)
+                    ),
+                    _ => "the browser died; a new one is starting and the tabs reopen".to_string(),
+                }),
             ),
             Lifecycle::Failed(e) => (false, "failed", Some(e.clone())),
             Lifecycle::ShutDown => (
