@@ -35,10 +35,18 @@ mod bench_snapshot;
 /// names (full Chromium: the compositor driver) or the one found.
 pub(crate) fn bench_options(session: std::path::PathBuf) -> wabp::Options {
     let mut options = wabp::Options::default_for_session(session);
-    options.launch = match std::env::var("WABP_BENCH_CHROME") {
-        Ok(path) => wabp_core::browser::LaunchMode::Binary(path.into()),
-        Err(_) => wabp_core::browser::LaunchMode::Auto,
+    // WABP_BENCH_CONNECT attaches to a running browser (`http://host:port`),
+    // WABP_BENCH_CHROME launches that executable, WABP_BENCH_HEADED shows
+    // its window (under a display, e.g. `xvfb-run`).
+    options.launch = match (
+        std::env::var("WABP_BENCH_CONNECT"),
+        std::env::var("WABP_BENCH_CHROME"),
+    ) {
+        (Ok(endpoint), _) => wabp_core::browser::LaunchMode::Connect(endpoint),
+        (_, Ok(path)) => wabp_core::browser::LaunchMode::Binary(path.into()),
+        _ => wabp_core::browser::LaunchMode::Auto,
     };
+    options.headed = std::env::var_os("WABP_BENCH_HEADED").is_some();
     options
 }
 
