@@ -566,7 +566,14 @@ async fn prompts_modals_blocking_calls_and_storms_answer_in_bounds(h: &'static H
     // them leaves the opener working.
     let (_, before) = h.get("/tabs").await;
     let tab = h.tab_on("/hostile/popup-storm").await;
-    click_go(h, &tab).await;
+    let envelope = click_go(h, &tab).await;
+    // The click waits for the popups it opened to be attached: their
+    // events are in its envelope.
+    let announced = event_types(&envelope)
+        .iter()
+        .filter(|t| *t == "popup")
+        .count();
+    assert!(announced > 0, "{envelope}");
     let known: Vec<Value> = before
         .as_array()
         .unwrap()

@@ -84,8 +84,15 @@ pub trait ActionTab: Send + Sync + 'static {
     async fn viewport(&self) -> Result<(ViewportInfo, f64)>;
     /// Waits (bounded) for response bodies still being fetched.
     async fn bodies_settled(&self, limit: Duration);
+    /// Waits (bounded) until popups this tab opened are attached and
+    /// announced.
+    async fn popups_settled(&self, _limit: Duration) {}
     fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall>;
 }
+
+/// How long an action waits, after its settle, for popups it opened to be
+/// attached (a popup storm can take a while; the click has answered by then).
+const POPUP_ATTACH_LIMIT: Duration = Duration::from_secs(3);
 
 /// What an action does, run between "before" and "wait".
 pub type Dispatch<T> =
@@ -358,6 +365,11 @@ async fn execute<T: ActionTab>(
             }
         }
     };
+    // A popup the action opened is announced once it is attached, which can
+    // take longer than the settle: its `popup` event belongs here.
+    if !recorder.closed && failure.is_none() {
+        tab.popups_settled(POPUP_ATTACH_LIMIT).await;
+    }
     while let Ok(signal) = rx.try_recv() {
         recorder.record(signal);
     }

@@ -526,12 +526,19 @@ impl Engine {
                         if info.r#type != "page" {
                             continue;
                         }
-                        if let Some(opener) = info.opener_id.clone() {
+                        if let Some(opener) = info.opener_id.clone()
+                            && let Some(source) = engine.tab_by_target(&opener)
+                        {
                             let engine = engine.clone();
                             let (target, url) = (info.target_id.clone(), info.url.clone());
+                            // Counted now, so the action that opened it
+                            // waits for its event.
+                            let adoption = source.popup_adoption();
                             // Attaching waits on the browser: off this loop.
                             tokio::spawn(async move {
-                                if let Err(err) = engine.adopt_popup(opener, target, url).await {
+                                if let Err(err) =
+                                    engine.adopt_popup(source, adoption, target, url).await
+                                {
                                     tracing::warn!("popup not registered: {}", err.message);
                                 }
                             });
@@ -555,10 +562,14 @@ impl Engine {
     }
 
     /// A page opened by one of our tabs (`window.open`, `target=_blank`).
-    async fn adopt_popup(&self, opener: TargetId, target: TargetId, url: String) -> Result<()> {
-        let Some(source) = self.tab_by_target(&opener) else {
-            return Ok(());
-        };
+    /// `adoption` is dropped once the `popup` event has gone out.
+    async fn adopt_popup(
+        &self,
+        source: Arc<Tab>,
+        adoption: crate::tab::PopupAdoption,
+        target: TargetId,
+        url: String,
+    ) -> Result<()> {
         let (page, navigator) = {
             let mut attempt = 0;
             loop {
@@ -636,6 +647,7 @@ impl Engine {
             url,
             popup_type: popup_type.to_string(),
         })));
+        drop(adoption);
         if self.config.pause {
             tab.driver().enable(None).await?;
             self.first_load(&tab, None).await?;

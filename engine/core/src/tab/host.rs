@@ -70,6 +70,9 @@ impl crate::action::ActionTab for Tab {
     async fn bodies_settled(&self, limit: Duration) {
         Tab::bodies_settled(self, limit).await
     }
+    async fn popups_settled(&self, limit: Duration) {
+        Tab::popups_settled(self, limit).await
+    }
     fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
         Tab::network_calls_since(self, since_ms, types)
     }

@@ -113,6 +113,20 @@ pub struct Tab {
     pump: StdMutex<Option<JoinHandle<()>>>,
     /// Events that happened outside any action, for the next one's envelope.
     noted: StdMutex<Vec<TabEvent>>,
+    /// Popups this tab opened that are still being attached: the action
+    /// that opened them waits (bounded) for their `popup` events.
+    popups_adopting: tokio::sync::watch::Sender<usize>,
+}
+
+/// A popup of `opener` being attached; dropping it says it is done.
+pub struct PopupAdoption(Arc<Tab>);
+
+impl Drop for PopupAdoption {
+    fn drop(&mut self) {
+        self.0
+            .popups_adopting
+            .send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl Drop for Tab {
@@ -178,6 +192,7 @@ impl Tab {
             observation: Observation::default(),
             noted: StdMutex::new(Vec::new()),
             navigator,
+            popups_adopting: tokio::sync::watch::Sender::new(0),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -619,6 +634,18 @@ impl Tab {
 
     pub fn cache_snapshot(&self, snapshot: observation::CachedSnapshot) {
         self.observation.cache_snapshot(snapshot)
+    }
+
+    /// Counts a popup of this tab as being attached until the guard drops.
+    pub fn popup_adoption(self: &Arc<Self>) -> PopupAdoption {
+        self.popups_adopting.send_modify(|n| *n += 1);
+        PopupAdoption(self.clone())
+    }
+
+    /// Waits, at most `limit`, until no popup of this tab is being attached.
+    pub async fn popups_settled(&self, limit: Duration) {
+        let mut adopting = self.popups_adopting.subscribe();
+        let _ = tokio::time::timeout(limit, adopting.wait_for(|n| *n == 0)).await;
     }
 
     pub fn pending_dialog(&self) -> Option<PendingDialog> {
