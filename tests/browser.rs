@@ -1528,3 +1528,231 @@ fn engine_wide_operations_are_refused_to_a_user() {
         assert_eq!(status["data"]["ready"], true, "still serving");
     });
 }
+
+/// A token file for alice (read, act; clear token) and bob (read, act,
+/// script; stored as its SHA-256), next to an admin token.
+pub fn write_token_file(dir: &std::path::Path) -> std::path::PathBuf {
+    use sha2::Digest;
+    let bob: String = sha2::Sha256::digest(b"bob-token-0123456789")
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let path = dir.join("tokens.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[[token]]\ntoken = \"alice-token-0123456789\"\nuser = \"alice\"\nscopes = [\"read\", \"act\"]\n\n\
+             [[token]]\nsha256 = \"{bob}\"\nuser = \"bob\"\nscopes = [\"read\", \"act\", \"script\"]\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn per_user_tokens_act_as_their_user_within_their_scopes() {
+    let (h, _g) = shared();
+    block_on(async {
+        let dir = common::temp_dir("tokens");
+        let tokens = write_token_file(&dir);
+        let server = common::start_server_with(common::temp_dir("tokens-plugins"), |o| {
+            o.auth_token = Some("admin-token-0123456789".into());
+            o.auth_tokens_file = Some(tokens);
+        })
+        .await;
+        let http = reqwest::Client::new();
+        let api = server.api.clone();
+        let call = |method: reqwest::Method, path: &str, body: Option<Value>, token: &str| {
+            let (http, url, token) = (http.clone(), format!("{api}{path}"), token.to_string());
+            async move { common::send(&http, method, &url, body, Some(&token)).await }
+        };
+        const ALICE: &str = "alice-token-0123456789";
+        const BOB: &str = "bob-token-0123456789";
+        const ADMIN: &str = "admin-token-0123456789";
+        use reqwest::Method;
+
+        // Unknown tokens: 401, whatever the path.
+        for token in ["", "alice-token-012345678", "nobody-token-0123456789"] {
+            let (status, body) = call(Method::GET, "/tabs", None, token).await;
+            assert_eq!(
+                (status, &body["code"]),
+                (401, &json!("UNAUTHORIZED")),
+                "{token}"
+            );
+        }
+
+        // Alice acts as alice without saying so; her tab is hers.
+        let (status, tab) = call(
+            Method::POST,
+            "/tabs",
+            Some(json!({ "url": h.url("/") })),
+            ALICE,
+        )
+        .await;
+        assert_eq!(status, 201, "{tab}");
+        let tab = tab["id"].as_str().unwrap().to_string();
+        let (status, _) = call(
+            Method::POST,
+            &format!("/tabs/{tab}/navigate"),
+            Some(json!({ "url": h.url("/second"), "screenshot": { "area": "none" } })),
+            ALICE,
+        )
+        .await;
+        assert_eq!(status, 200);
+        let (_, tabs) = call(Method::GET, "/tabs", None, ALICE).await;
+        assert!(tabs.to_string().contains(&tab), "{tabs}");
+        // Naming someone else: 403, in the query or the body.
+        let (status, body) = call(Method::GET, "/tabs?userId=bob", None, ALICE).await;
+        assert_eq!(status, 403, "{body}");
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .contains("acts as user \"alice\""),
+            "{body}"
+        );
+        let (status, _) = call(
+            Method::POST,
+            "/tabs",
+            Some(json!({ "userId": "bob" })),
+            ALICE,
+        )
+        .await;
+        assert_eq!(status, 403);
+        let (status, _) = call(Method::GET, "/tabs?userId=alice", None, ALICE).await;
+        assert_eq!(status, 200);
+
+        // Her scopes: no script, no admin.
+        let (status, body) = call(
+            Method::POST,
+            &format!("/tabs/{tab}/execute"),
+            Some(json!({ "script": "1" })),
+            ALICE,
+        )
+        .await;
+        assert_eq!(
+            (status, &body["code"]),
+            (403, &json!("FORBIDDEN")),
+            "{body}"
+        );
+        assert!(
+            body["error"].as_str().unwrap().contains("`script` scope"),
+            "{body}"
+        );
+        let (status, _) = call(
+            Method::POST,
+            &format!("/tabs/{tab}/curl"),
+            Some(json!({ "url": h.url("/api/data") })),
+            ALICE,
+        )
+        .await;
+        assert_eq!(status, 403);
+        for (method, path, body) in [
+            (Method::POST, "/browser/shutdown", json!({})),
+            (
+                Method::POST,
+                "/browser/input-mode",
+                json!({ "input_mode": "human" }),
+            ),
+        ] {
+            let (status, answer) = call(method, path, Some(body), ALICE).await;
+            assert_eq!(status, 403, "{path}: {answer}");
+            assert!(
+                answer["error"].as_str().unwrap().contains("`admin` scope"),
+                "{answer}"
+            );
+        }
+
+        // Bob sees none of alice's things: tab, history, network.
+        let (_, tabs) = call(Method::GET, "/tabs", None, BOB).await;
+        assert!(!tabs.to_string().contains(&tab), "{tabs}");
+        let (status, _) = call(Method::GET, &format!("/tabs/{tab}"), None, BOB).await;
+        assert_eq!(status, 404);
+        let (status, _) = call(
+            Method::POST,
+            &format!("/tabs/{tab}/navigate"),
+            Some(json!({ "url": h.url("/") })),
+            BOB,
+        )
+        .await;
+        assert_eq!(status, 404);
+        let (_, alice_history) = call(Method::GET, "/history/actions", None, ALICE).await;
+        assert!(alice_history.to_string().contains(&tab), "{alice_history}");
+        let (_, bob_history) = call(Method::GET, "/history/actions", None, BOB).await;
+        assert!(!bob_history.to_string().contains(&tab), "{bob_history}");
+        let (_, bob_network) = call(Method::GET, "/network", None, BOB).await;
+        assert!(
+            !bob_network.to_string().contains("/second"),
+            "{bob_network}"
+        );
+        // Bob's token (kept as a hash) may run script in his own tab.
+        let (status, bob_tab) = call(Method::POST, "/tabs", Some(json!({})), BOB).await;
+        assert_eq!(status, 201);
+        let bob_tab = bob_tab["id"].as_str().unwrap();
+        let (status, body) = call(
+            Method::POST,
+            &format!("/tabs/{bob_tab}/execute"),
+            Some(json!({ "script": "6 * 7" })),
+            BOB,
+        )
+        .await;
+        assert_eq!(
+            (status, &body["result"]["value"]),
+            (200, &json!(42)),
+            "{body}"
+        );
+
+        // The admin token may name any user, and act engine-wide.
+        let (_, tabs) = call(Method::GET, "/tabs?userId=alice", None, ADMIN).await;
+        assert!(tabs.to_string().contains(&tab), "{tabs}");
+        let (status, _) = call(Method::GET, "/browser/input-mode", None, ADMIN).await;
+        assert_eq!(status, 200);
+        let (status, body) = call(
+            Method::POST,
+            "/browser/shutdown",
+            Some(json!({ "timeout_ms": 3000 })),
+            ADMIN,
+        )
+        .await;
+        assert_eq!((status, body), (200, json!({ "success": true })));
+    });
+}
+
+#[test]
+fn off_loopback_without_a_token_the_engine_refuses_to_start() {
+    let dir = common::temp_dir("off-loopback");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_wabp"))
+        .args(["serve", "--host", "0.0.0.0", "--port", "0", "--session-dir"])
+        .arg(&dir)
+        .env_remove("WABP_AUTH_TOKEN")
+        .env_remove("WABP_AUTH_TOKENS")
+        .output()
+        .expect("wabp runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0 without a token"),
+        "{stderr}"
+    );
+    // A bad token file is refused too, naming the table and not the token.
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[token]]\ntoken = \"abc-secret-0123456789\"\nscopes = [\"read\"]\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_wabp"))
+        .args(["serve", "--port", "0", "--auth-tokens"])
+        .arg(&bad)
+        .arg("--session-dir")
+        .arg(&dir)
+        .output()
+        .expect("wabp runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("[[token]] number 1: user is missing"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("abc-secret"), "{stderr}");
+}

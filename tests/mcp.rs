@@ -859,6 +859,89 @@ fn http_requires_the_bearer_token_when_one_is_set() {
 }
 
 #[test]
+fn http_per_user_tokens_act_as_their_user_within_their_scopes() {
+    let (h, _g) = shared();
+    block_on(async {
+        let dir = common::temp_dir("mcp-tokens");
+        let tokens = dir.join("tokens.toml");
+        std::fs::write(
+            &tokens,
+            "[[token]]\ntoken = \"alice-token-0123456789\"\nuser = \"alice\"\nscopes = [\"read\", \"act\"]\n\n\
+             [[token]]\ntoken = \"bob-token-0123456789\"\nuser = \"bob\"\nscopes = [\"read\", \"act\", \"script\"]\n",
+        )
+        .unwrap();
+        let server = common::start_server_with(common::temp_dir("mcp-tokens-plugins"), |o| {
+            o.auth_tokens_file = Some(tokens);
+        })
+        .await;
+        let url = mcp_url(&server);
+        assert!(connect_http(&url, Some("nobody-0123456789")).await.is_err());
+        assert!(
+            connect_http(&format!("{url}?userId=bob"), Some("alice-token-0123456789"))
+                .await
+                .is_err(),
+            "alice's token may not act as bob"
+        );
+        let alice = connect_http(&url, Some("alice-token-0123456789"))
+            .await
+            .unwrap();
+        let bob = connect_http(&url, Some("bob-token-0123456789"))
+            .await
+            .unwrap();
+        let created = ok(
+            call(&alice, "browser_new_tab", json!({ "url": h.url("/") })).await,
+            "alice's tab",
+        );
+        let tab = json_of(&created)["id"].as_str().unwrap().to_string();
+        let script = call(
+            &alice,
+            "browser_execute_javascript",
+            json!({ "tab_id": tab, "script": "1" }),
+        )
+        .await;
+        assert_eq!(script.is_error, Some(true));
+        assert!(
+            text_of(&script).contains("`script` scope"),
+            "{}",
+            text_of(&script)
+        );
+        let curl = call(
+            &alice,
+            "browser_curl",
+            json!({ "tab_id": tab, "url": h.url("/api/data") }),
+        )
+        .await;
+        assert!(
+            text_of(&curl).contains("`script` scope"),
+            "{}",
+            text_of(&curl)
+        );
+        // Bob sees none of it and can't touch it.
+        let tabs = ok(
+            call(&bob, "browser_list_tabs", json!({})).await,
+            "bob lists",
+        );
+        assert!(!text_of(&tabs).contains(&tab), "{}", text_of(&tabs));
+        let touched = call(
+            &bob,
+            "browser_execute_javascript",
+            json!({ "tab_id": tab, "script": "1" }),
+        )
+        .await;
+        assert_eq!(touched.is_error, Some(true));
+        assert!(
+            text_of(&touched).contains("NOT_FOUND") || text_of(&touched).contains("not found"),
+            "{}",
+            text_of(&touched)
+        );
+        for s in [alice, bob] {
+            s.cancel().await.ok();
+        }
+        server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
 fn stdio_with_a_user_id_acts_for_that_user_only() {
     let (h, _g) = shared();
     block_on(async {

@@ -9,6 +9,7 @@
 //! object, MCP hands over the tool arguments; both call [`Catalogue::run`]
 //! with the request's [`Caller`], which every operation receives.
 
+pub mod auth;
 mod input;
 pub mod openapi;
 mod ops;
@@ -20,10 +21,12 @@ use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+pub use wabp_core::Scope;
 use wabp_core::plugin::ActionSpec;
 use wabp_core::{Caller, Engine, Envelope, Error, Result};
 use wabp_history::HistoryStore;
 
+pub use auth::{Grant, Tokens};
 pub use input::{coerce_query, decode};
 pub use ops::actions::{ACTION_ROUTE, BUILTIN_PATHS, Unlisted, action_tool_name};
 
@@ -87,28 +90,6 @@ pub struct RestRoute {
     pub path: String,
     /// The status of a success (201 for creations, else 200).
     pub status: u16,
-}
-
-/// What an operation may do, for callers whose rights are narrowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// Reads state: tabs, pages, history, network.
-    Read,
-    /// Acts on pages: input, navigation, script, dialogs.
-    Act,
-    /// Engine-wide: shutdown, the input mode. Refused to a caller with a
-    /// `userId`.
-    Admin,
-}
-
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Act => "act",
-            Scope::Admin => "admin",
-        }
-    }
 }
 
 /// What a run produces; frontends shape it (REST: JSON or bytes; MCP:
@@ -264,16 +245,7 @@ impl Operation {
     /// Runs the operation on `input` (a JSON object) for `ctx.caller`. In
     /// its own task: a panic or a client that hangs up ends only this call.
     pub async fn run(&self, ctx: Ctx, input: Value) -> Result<Output> {
-        // Engine-wide operations touch every user: not for a user's caller.
-        if self.scope == Scope::Admin && ctx.caller.user_id().is_some() {
-            return Err(Error::new(
-                wabp_core::ErrorCode::Forbidden,
-                format!(
-                    "{} acts on the whole engine, not on one user's tabs: send it without a userId",
-                    self.name
-                ),
-            ));
-        }
+        ctx.caller.may(self.scope, &self.name)?;
         let run = self.run.clone();
         tokio::spawn(async move { run(ctx, input).await })
             .await

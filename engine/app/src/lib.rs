@@ -31,7 +31,10 @@ pub struct Options {
     /// Folder of plugins to load and watch (created if missing).
     pub plugin_dir: Option<PathBuf>,
     pub session_dir: PathBuf,
+    /// The admin token (`--auth-token`): every scope, any user.
     pub auth_token: Option<String>,
+    /// Per-user tokens (`--auth-tokens FILE`, see `wabp_api::auth`).
+    pub auth_tokens_file: Option<PathBuf>,
     pub pause: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,
@@ -53,6 +56,7 @@ impl Options {
             plugin_dir: None,
             session_dir,
             auth_token: None,
+            auth_tokens_file: None,
             pause: true,
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
@@ -66,7 +70,8 @@ pub struct App {
     pub history: HistoryStore,
     pub registry: Arc<Registry>,
     pub shutdown: Arc<tokio::sync::Notify>,
-    pub auth_token: Option<String>,
+    /// The bearer tokens requests must present (none: no token needed).
+    pub tokens: Arc<wabp_api::Tokens>,
     pub allowed_origins: Vec<String>,
     /// What operations use (engine, history, shutdown signal).
     pub services: wabp_api::Services,
@@ -143,6 +148,10 @@ impl App {
             .await
             .context("starting a history session")?;
         engine.set_action_log(Arc::new(recorder::HistoryLog(history.clone())));
+        let mut tokens = wabp_api::Tokens::new(options.auth_token.as_deref());
+        if let Some(path) = &options.auth_tokens_file {
+            tokens.add_file_at(path).map_err(anyhow::Error::msg)?;
+        }
         let services = wabp_api::Services {
             engine: engine.clone(),
             history: Some(history.clone()),
@@ -157,7 +166,7 @@ impl App {
             shutdown: services.shutdown.clone(),
             services,
             catalogue,
-            auth_token: options.auth_token,
+            tokens: Arc::new(tokens),
             allowed_origins: options.allowed_origins,
             mcp,
             mcp_shutdown: wabp_mcp::ShutdownToken::new(),
@@ -216,19 +225,13 @@ impl App {
         let mcp = Router::new()
             .nest_service("/mcp", mcp)
             .layer(axum::middleware::from_fn_with_state(
-                self.engine.clone(),
+                wabp_rest::Callers {
+                    engine: self.engine.clone(),
+                    tokens: self.tokens.clone(),
+                },
                 wabp_rest::resolve_caller,
             ))
             .layer(axum::middleware::from_fn(session_end_is_no_content));
-        let mcp = match &self.auth_token {
-            Some(token) => {
-                let token: Arc<str> = token.as_str().into();
-                mcp.layer(axum::middleware::from_fn(move |req, next| {
-                    wabp_rest::require_bearer(token.clone(), req, next)
-                }))
-            }
-            None => mcp,
-        };
         self.api_router().merge(mcp)
     }
 
@@ -236,18 +239,9 @@ impl App {
         let state = wabp_rest::AppState {
             services: self.services.clone(),
             catalogue: self.catalogue.clone(),
+            tokens: self.tokens.clone(),
         };
-        let api = wabp_rest::router(state);
-        let api = match &self.auth_token {
-            Some(token) => {
-                let token: Arc<str> = token.as_str().into();
-                api.layer(axum::middleware::from_fn(move |req, next| {
-                    wabp_rest::require_bearer(token.clone(), req, next)
-                }))
-            }
-            None => api,
-        };
-        Router::new().nest("/api/v1", api)
+        Router::new().nest("/api/v1", wabp_rest::router(state))
     }
 
     /// Serves MCP on stdin/stdout (`wabp mcp`): the browser is started first,
@@ -267,6 +261,11 @@ impl App {
             .local_addr()
             .map(|a| a.ip().is_loopback())
             .unwrap_or(true);
+        if !loopback && !self.tokens.required() {
+            anyhow::bail!(
+                "refusing to serve off loopback without a token: anyone who can reach it would control the browser"
+            );
+        }
         let router = self.router_for(loopback);
         let mcp_shutdown = self.mcp_shutdown.clone();
         let shutdown = self.shutdown.clone();

@@ -74,6 +74,10 @@ struct ServeArgs {
         hide_env_values = true
     )]
     auth_token: Option<String>,
+    /// Per-user tokens and their scopes (TOML, `[[token]]` tables: token or
+    /// sha256, user, scopes); see the README.
+    #[arg(long, value_name = "FILE", env = "WABP_AUTH_TOKENS")]
+    auth_tokens: Option<PathBuf>,
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
@@ -171,6 +175,19 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         (None, Some(path)) => LaunchMode::Binary(path),
         (None, None) => LaunchMode::Auto,
     };
+    // Off loopback, anyone who can reach the port would control the browser.
+    let loopback = args.host == "localhost"
+        || args
+            .host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if !stdio && !loopback && args.auth_token.is_none() && args.auth_tokens.is_none() {
+        anyhow::bail!(
+            "refusing to listen on {} without a token: anyone who can reach it would control the browser. \
+             Give --auth-token (or --auth-tokens FILE), or listen on 127.0.0.1",
+            args.host
+        );
+    }
     let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port));
     let listener = match stdio {
         true => None,
@@ -180,17 +197,6 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
                 .with_context(|| format!("could not listen on {}:{}", args.host, args.port))?,
         ),
     };
-    if !stdio
-        && args.host != "127.0.0.1"
-        && args.host != "localhost"
-        && args.host != "::1"
-        && args.auth_token.is_none()
-    {
-        tracing::warn!(
-            "listening on {} without --auth-token: anyone who can reach it controls the browser",
-            args.host
-        );
-    }
     let options = Options {
         launch,
         headed: args.headed,
@@ -198,6 +204,7 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         plugin_dir: Some(args.plugins),
         session_dir: session_dir.clone(),
         auth_token: args.auth_token,
+        auth_tokens_file: args.auth_tokens,
         pause: !args.no_pause,
         user_limits: wabp_core::users::UserLimits {
             max_sessions: args.max_sessions.max(1),

@@ -23,6 +23,6 @@ pub mod viewport;
 
 pub use action::record;
 pub use action::{ActionOptions, Envelope, NavigationHint};
-pub use caller::Caller;
+pub use caller::{Caller, Scope, Scopes};
 pub use engine::{Engine, EngineConfig, InputMode, observe, oneshot, users};
 pub use error::{Error, ErrorCode, Result};

@@ -100,7 +100,7 @@ impl WabpMcp {
         let pinned = self.session_caller.get_or_init(|| caller.clone());
         if pinned != caller {
             return Err(Error::invalid(
-                "this MCP session belongs to another userId; start a new session for this one",
+                "this MCP session belongs to another userId (or token); start a new session for this one",
             ));
         }
         Ok(caller.clone())
@@ -200,6 +200,8 @@ async fn dispatch(
     args: &Map<String, Value>,
 ) -> wabp_core::Result<Vec<ContentBlock>> {
     if name == screenshot::TOOL_NAME {
+        // It opens a page of its own: acting, not reading.
+        caller.may(wabp_core::Scope::Act, name)?;
         return screenshot::run(&ctx.services.engine, args, &ctx.screenshot_defaults).await;
     }
     let op = ctx.catalogue.by_tool(name).ok_or_else(|| {

@@ -6,20 +6,40 @@ use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use wabp_core::{Caller, Engine, ErrorCode};
+use wabp_api::Tokens;
+use wabp_core::{Engine, ErrorCode};
 
 use crate::body;
 use crate::error::{ApiError, error_response};
 
-/// Resolves the request's caller once, from its `userId` (query or JSON
-/// body; both must agree), and hands it to every handler as an extension.
-/// The core narrows every operation by it. Also counts the request against
-/// the user's session (a busy session is never evicted).
+/// What the caller layer needs: the engine (to count a user's activity)
+/// and the tokens it accepts.
+#[derive(Clone)]
+pub struct Callers {
+    pub engine: Arc<Engine>,
+    pub tokens: Arc<Tokens>,
+}
+
+/// Resolves the request's caller once and hands it to every handler as an
+/// extension: its bearer token (401 when tokens are required and it is
+/// missing or unknown), then its `userId` (query or JSON body; both must
+/// agree; 403 when the token acts as another user). The core narrows every
+/// operation by it, and the catalogue checks its scopes. Also counts the
+/// request against the user's session (a busy session is never evicted).
 pub async fn resolve_caller(
-    axum::extract::State(engine): axum::extract::State<Arc<Engine>>,
+    axum::extract::State(callers): axum::extract::State<Callers>,
     request: Request,
     next: Next,
 ) -> Response {
+    let bearer = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let grant = match callers.tokens.authenticate(bearer) {
+        Ok(grant) => grant,
+        Err(e) => return ApiError(e).into_response(),
+    };
     let invalid =
         |message: &str| error_response(StatusCode::BAD_REQUEST, ErrorCode::InvalidRequest, message);
     let mut in_query = query_pairs(request.uri().query())
@@ -59,11 +79,11 @@ pub async fn resolve_caller(
         }
         (q, b) => q.or(b),
     };
-    let caller = match Caller::from_user_id(user.as_deref()) {
+    let caller = match grant.caller(user.as_deref()) {
         Ok(caller) => caller,
         Err(e) => return ApiError(e).into_response(),
     };
-    let _activity = caller.user_id().map(|u| engine.user_activity(u));
+    let _activity = caller.user_id().map(|u| callers.engine.user_activity(u));
     let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
     request.extensions_mut().insert(caller);
     if let Some(value) = parsed {

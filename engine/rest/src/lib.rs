@@ -13,9 +13,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, RawQuery, Request, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on, post};
 use axum::{Extension, Json};
@@ -23,7 +22,7 @@ use serde_json::{Map, Value};
 use wabp_api::{Catalogue, Method, Operation, Output, Services};
 use wabp_core::{Caller, ErrorCode};
 
-pub use caller::resolve_caller;
+pub use caller::{Callers, resolve_caller};
 pub use error::{ApiError, error_response};
 pub use guard::{ClientGuard, client_only};
 
@@ -31,6 +30,8 @@ pub use guard::{ClientGuard, client_only};
 pub struct AppState {
     pub services: Services,
     pub catalogue: Arc<Catalogue>,
+    /// The bearer tokens requests must present (none: no token needed).
+    pub tokens: Arc<wabp_api::Tokens>,
 }
 
 /// The `/api/v1` router: a route per catalogue operation, ABP's short
@@ -119,7 +120,10 @@ pub fn router(state: AppState) -> Router {
             )
         })
         .layer(axum::middleware::from_fn_with_state(
-            state.services.engine.clone(),
+            Callers {
+                engine: state.services.engine.clone(),
+                tokens: state.tokens.clone(),
+            },
             resolve_caller,
         ))
         .with_state(state)
@@ -174,31 +178,5 @@ async fn serve(
             (status, [(header::CONTENT_TYPE, mime)], bytes).into_response()
         }
         Err(e) => ApiError(e).into_response(),
-    }
-}
-
-/// Requires `Authorization: Bearer <token>` when a token is configured.
-pub async fn require_bearer(token: Arc<str>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    // Compare in constant time for equal lengths.
-    let matches = presented.len() == token.len()
-        && presented
-            .bytes()
-            .zip(token.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0;
-    if matches {
-        next.run(request).await
-    } else {
-        error_response(
-            StatusCode::UNAUTHORIZED,
-            ErrorCode::Unauthorized,
-            "missing or invalid bearer token (Authorization: Bearer <token>)",
-        )
     }
 }

@@ -216,7 +216,7 @@ pub fn operations() -> Vec<Operation> {
         )
         .post("/tabs/{tab_id}/curl")
         .tool("browser_curl")
-        .scope(Scope::Act),
+        .scope(Scope::Script),
         Operation::new(
             "network_tool",
             "Query saved network calls (regex filters over each field), or a tab's live buffer with source \"live\". Save a tab's buffer under a tag with save_tag.",

@@ -163,7 +163,7 @@ pub fn operations() -> Vec<Operation> {
         .post("/tabs/{tab_id}/execute")
         .answers::<Executed>()
         .tool("browser_execute_javascript")
-        .scope(Scope::Act),
+        .scope(Scope::Script),
         Operation::new(
             "text",
             "The page's visible text, or that of the first element matching `selector`.",
