@@ -127,15 +127,6 @@ impl Caller {
         id.map_or(Ok(Caller::anonymous()), Caller::user)
     }
 
-    /// The caller that owns things owned by `owner` (a tab's owner).
-    pub(crate) fn from_owner(owner: Option<String>) -> Caller {
-        Caller {
-            user: owner,
-            scopes: Scopes::ALL,
-            by_token: false,
-        }
-    }
-
     /// This caller with exactly `scopes`, what its token grants.
     pub fn granted(mut self, scopes: Scopes) -> Caller {
         self.scopes = scopes;

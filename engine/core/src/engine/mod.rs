@@ -139,7 +139,8 @@ pub struct Engine {
     /// Browser restarts so far (`restart.rs`).
     restarts: std::sync::atomic::AtomicU32,
     /// Each caller's active tab (the tab MCP tools act on by default).
-    active_tabs: StdMutex<std::collections::HashMap<Caller, String>>,
+    /// Each user's active tab (keyed by user id: `None` for requests without one).
+    active_tabs: StdMutex<std::collections::HashMap<Option<String>, String>>,
     input_mode: StdMutex<InputMode>,
 }
 
@@ -444,7 +445,7 @@ impl Engine {
             return Err(e);
         }
         self.tabs.write().unwrap().push(tab.clone());
-        let owner = Caller::from_owner(tab.owner());
+        let owner = tab.owner();
         let mut actives = self.active_tabs.lock().unwrap();
         if active || !actives.contains_key(&owner) {
             actives.insert(owner, tab.id.clone());
@@ -676,7 +677,7 @@ impl Engine {
                 .rev()
                 .find(|t| t.owner() == owner)
                 .map(|t| t.id.clone());
-            (Caller::from_owner(owner), last)
+            (owner, last)
         };
         let mut actives = self.active_tabs.lock().unwrap();
         if actives.get(&owner).map(String::as_str) == Some(tab_id) {
@@ -876,7 +877,7 @@ impl Engine {
         self.active_tabs
             .lock()
             .unwrap()
-            .insert(caller.clone(), tab.id.clone());
+            .insert(caller.user_id().map(str::to_string), tab.id.clone());
         let index = self
             .tabs
             .read()
@@ -893,7 +894,11 @@ impl Engine {
 
     /// The caller's active tab: the last one it activated or opened active.
     pub fn active_tab(&self, caller: &Caller) -> Option<String> {
-        self.active_tabs.lock().unwrap().get(caller).cloned()
+        self.active_tabs
+            .lock()
+            .unwrap()
+            .get(&caller.user_id().map(str::to_string))
+            .cloned()
     }
 
     pub async fn stop_tab(&self, caller: &Caller, tab_id: &str) -> Result<answers::Stopped> {
