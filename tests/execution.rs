@@ -794,3 +794,78 @@ fn no_pause_runs_freely_until_execution_control_is_enabled() {
         h.server.app.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+#[test]
+fn file_choosers_upload_only_from_the_upload_folders() {
+    let (h, _g) = shared();
+    block_on(async {
+        let allowed = common::temp_dir("upload-root");
+        let outside = common::temp_dir("upload-outside");
+        let server = common::start_server_with(common::temp_dir("upload-plugins"), |o| {
+            o.upload_dirs = vec![allowed.clone()];
+        })
+        .await;
+        let h = h.with_server(server);
+        let tab = h.tab_on("/events").await;
+        let (x, y) = h.center(&tab, "#file").await;
+        let (status, env) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": x, "y": y }))
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let id = event(&env, "file_chooser").expect("file_chooser event")["data"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let secret = outside.join("secret.txt");
+        std::fs::write(&secret, "no").unwrap();
+        // Outside, existing or not, or reached by `..` from inside: the
+        // same 403, which says nothing of the file.
+        let escape = format!(
+            "{}/../{}/secret.txt",
+            allowed.display(),
+            outside.file_name().unwrap().to_string_lossy()
+        );
+        let mut answers = Vec::new();
+        for file in [
+            secret.display().to_string(),
+            outside.join("missing.txt").display().to_string(),
+            "/etc/passwd".to_string(),
+            escape,
+        ] {
+            let (status, err) = h
+                .post(&format!("/file-chooser/{id}"), json!({ "files": [file] }))
+                .await;
+            assert_eq!(
+                (status, &err["code"]),
+                (403, &json!("FORBIDDEN")),
+                "{file}: {err}"
+            );
+            let said = err["error"].as_str().unwrap().replace(&file, "FILE");
+            assert!(said.contains("not under an upload folder"), "{said}");
+            answers.push(said);
+        }
+        assert!(answers.windows(2).all(|w| w[0] == w[1]), "{answers:?}");
+        // Inside: a missing file may say so; a present one is uploaded.
+        let (status, err) = h
+            .post(
+                &format!("/file-chooser/{id}"),
+                json!({ "files": [allowed.join("missing.txt")] }),
+            )
+            .await;
+        assert_eq!(
+            (status, &err["code"]),
+            (400, &json!("FILE_NOT_FOUND")),
+            "{err}"
+        );
+        let notes = allowed.join("notes.txt");
+        std::fs::write(&notes, "hello").unwrap();
+        let (status, ok) = h
+            .post(&format!("/file-chooser/{id}"), json!({ "files": [notes] }))
+            .await;
+        assert_eq!((status, &ok["success"]), (200, &json!(true)), "{ok}");
+        h.server
+            .app
+            .shutdown(std::time::Duration::from_secs(5))
+            .await;
+    });
+}

@@ -35,6 +35,13 @@ pub struct Options {
     pub auth_token: Option<String>,
     /// Per-user tokens (`--auth-tokens FILE`, see `wabp_api::auth`).
     pub auth_tokens_file: Option<PathBuf>,
+    /// Folders file choosers may upload from, besides the session's
+    /// `uploads/` (`--upload-dir`).
+    pub upload_dirs: Vec<PathBuf>,
+    /// Without upload folders or tokens, let file choosers take any file
+    /// the engine can read (a loopback engine: its one user is the
+    /// machine's). Ignored when tokens or upload folders are given.
+    pub uploads_anywhere: bool,
     pub pause: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,
@@ -57,6 +64,8 @@ impl Options {
             session_dir,
             auth_token: None,
             auth_tokens_file: None,
+            upload_dirs: Vec::new(),
+            uploads_anywhere: true,
             pause: true,
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
@@ -118,6 +127,13 @@ impl App {
             }
             None => None,
         };
+        let mut tokens = wabp_api::Tokens::new(options.auth_token.as_deref());
+        if let Some(path) = &options.auth_tokens_file {
+            tokens.add_file_at(path).map_err(anyhow::Error::msg)?;
+        }
+        let uploads = options.session_dir.join("uploads");
+        std::fs::create_dir_all(&uploads)
+            .with_context(|| format!("upload folder {}", uploads.display()))?;
         let engine = Engine::new(
             EngineConfig {
                 browser: BrowserOptions {
@@ -132,6 +148,12 @@ impl App {
                 pause: options.pause,
                 user_limits: options.user_limits,
                 extra_schemes: options.extra_schemes.clone(),
+                uploads: wabp_core::engine::UploadRoots {
+                    dirs: options.upload_dirs.clone(),
+                    anywhere: options.uploads_anywhere
+                        && options.upload_dirs.is_empty()
+                        && !tokens.required(),
+                },
             },
             registry.clone(),
         );
@@ -148,10 +170,6 @@ impl App {
             .await
             .context("starting a history session")?;
         engine.set_action_log(Arc::new(recorder::HistoryLog(history.clone())));
-        let mut tokens = wabp_api::Tokens::new(options.auth_token.as_deref());
-        if let Some(path) = &options.auth_tokens_file {
-            tokens.add_file_at(path).map_err(anyhow::Error::msg)?;
-        }
         let services = wabp_api::Services {
             engine: engine.clone(),
             history: Some(history.clone()),

@@ -78,6 +78,11 @@ struct ServeArgs {
     /// sha256, user, scopes); see the README.
     #[arg(long, value_name = "FILE", env = "WABP_AUTH_TOKENS")]
     auth_tokens: Option<PathBuf>,
+    /// A folder file choosers may upload from (besides the session's
+    /// `uploads/`); repeat for more. Without it, on loopback and without
+    /// tokens, any file the engine can read.
+    #[arg(long = "upload-dir", value_name = "DIR")]
+    upload_dir: Vec<PathBuf>,
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
@@ -205,6 +210,8 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         session_dir: session_dir.clone(),
         auth_token: args.auth_token,
         auth_tokens_file: args.auth_tokens,
+        upload_dirs: args.upload_dir,
+        uploads_anywhere: loopback,
         pause: !args.no_pause,
         user_limits: wabp_core::users::UserLimits {
             max_sessions: args.max_sessions.max(1),

@@ -435,6 +435,7 @@ mod tests {
                 pause: true,
                 user_limits: Default::default(),
                 extra_schemes: Vec::new(),
+                uploads: Default::default(),
             },
             Arc::new(NoPlugins),
         );

@@ -69,6 +69,18 @@ pub struct EngineConfig {
     pub user_limits: users::UserLimits,
     /// URL schemes tabs may open besides http, https, data: and about:blank.
     pub extra_schemes: Vec<String>,
+    /// Where file choosers may take files from.
+    pub uploads: UploadRoots,
+}
+
+/// The folders a file chooser may upload from (`--upload-dir`), besides the
+/// session's own `uploads/`.
+#[derive(Debug, Clone, Default)]
+pub struct UploadRoots {
+    pub dirs: Vec<PathBuf>,
+    /// Any file the engine can read (only for a loopback engine without
+    /// tokens: its one user is the machine's).
+    pub anywhere: bool,
 }
 
 #[derive(
@@ -345,6 +357,11 @@ impl Engine {
 
     pub fn downloads_dir(&self) -> PathBuf {
         self.config.session_dir.join("downloads")
+    }
+
+    /// The session's own upload folder, always an upload root.
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.config.session_dir.join("uploads")
     }
 
     // ---- tabs ----

@@ -151,6 +151,7 @@ impl Engine {
         }
         let mut absolute = Vec::with_capacity(files.len());
         for file in &files {
+            self.check_upload_root(file)?;
             let path = std::path::Path::new(file);
             let meta = std::fs::metadata(path).map_err(|_| {
                 Error::new(
@@ -170,7 +171,10 @@ impl Engine {
             let inside = |dir: &std::path::Path| {
                 std::fs::canonicalize(dir).is_ok_and(|dir| canonical.starts_with(dir))
             };
-            if inside(&self.config.session_dir) && !inside(&self.downloads_dir()) {
+            if inside(&self.config.session_dir)
+                && !inside(&self.downloads_dir())
+                && !inside(&self.uploads_dir())
+            {
                 return Err(Error::invalid(format!(
                     "file {file} is in the engine's session folder, whose files can't be uploaded"
                 )));
@@ -193,6 +197,48 @@ impl Engine {
         )
         .await;
         Ok(json!({ "success": true, "events": [event] }))
+    }
+
+    /// 403 unless `file` lies under an upload root, saying nothing of
+    /// whether it exists.
+    fn check_upload_root(&self, file: &str) -> Result<()> {
+        let uploads = &self.config.uploads;
+        if uploads.anywhere {
+            return Ok(());
+        }
+        let roots: Vec<PathBuf> = std::iter::once(self.uploads_dir())
+            .chain(uploads.dirs.iter().cloned())
+            .collect();
+        // Resolved, so neither `..` nor a symlink leads out. A missing file
+        // is placed by its folder (inside a root it may be said to be
+        // missing); one whose folder doesn't resolve is refused like one
+        // outside.
+        let path = std::path::Path::new(file);
+        let resolved =
+            std::fs::canonicalize(path).or_else(|e| match (path.parent(), path.file_name()) {
+                (Some(dir), Some(name)) => std::fs::canonicalize(dir).map(|d| d.join(name)),
+                _ => Err(e),
+            });
+        let inside = resolved.is_ok_and(|path| {
+            roots
+                .iter()
+                .any(|root| std::fs::canonicalize(root).is_ok_and(|root| path.starts_with(root)))
+        });
+        if inside {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorCode::Forbidden,
+            format!(
+                "{} is not under an upload folder; files can be uploaded only from {}",
+                crate::error::cut(file),
+                roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ))
     }
 
     /// `POST /select/{id}`: picks options of an intercepted `<select>`.
