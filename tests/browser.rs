@@ -29,6 +29,26 @@ fn status_reports_ready_components_and_driver() {
             assert_eq!(body["data"]["components"][c], true, "{c}");
         }
         assert!(body["data"]["frame_driver"].is_string());
+        // Chromium keeps its sandbox unless it can't have it, and says why.
+        let sandbox = &body["data"]["sandbox"];
+        let root = std::fs::metadata("/proc/self")
+            .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+            .unwrap();
+        if root {
+            assert_eq!(sandbox["on"], false, "{sandbox}");
+            assert!(
+                sandbox["note"].as_str().unwrap().contains("root"),
+                "{sandbox}"
+            );
+        } else {
+            assert!(
+                sandbox["on"] == true
+                    || sandbox["note"]
+                        .as_str()
+                        .is_some_and(|n| n.contains("sandbox")),
+                "{sandbox}"
+            );
+        }
         let (_, data) = h.get("/browser/session-data").await;
         assert!(
             data["data"]["database_path"]

@@ -156,7 +156,23 @@ fn process_runs(pid: u32) -> bool {
 }
 
 /// A connected browser and the task that polls its CDP handler.
+/// Whether Chromium runs in its sandbox, and why not.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct Sandbox {
+    /// `None` for an attached browser (its launcher decided).
+    pub on: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The effective user is root (`/proc/self` belongs to it).
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
 pub struct BrowserProcess {
+    pub sandbox: Sandbox,
     pub browser: Browser,
     pub executable: Option<PathBuf>,
     pub launched: bool,
@@ -185,6 +201,11 @@ impl BrowserProcess {
         let mut begin_frame_control = false;
         let mut watcher = None;
         let mut pid = None;
+        // Unknown for an attached browser: launched by someone else.
+        let mut sandbox = Sandbox {
+            on: None,
+            note: None,
+        };
         let (browser, mut handler, executable, launched) = match &options.mode {
             LaunchMode::Connect(endpoint) => {
                 let (browser, handler) = Browser::connect(endpoint.clone()).await.map_err(|e| {
@@ -206,17 +227,20 @@ impl BrowserProcess {
                         format!("{} is not an executable file", executable.display()),
                     ));
                 }
+                let mut sandbox_off = running_as_root().then(|| {
+                    tracing::warn!("running as root: Chromium runs without its sandbox");
+                    "the engine runs as root, where Chromium's sandbox can't run".to_string()
+                });
                 std::fs::create_dir_all(&options.user_data_dir).map_err(|e| {
                     Error::new(ErrorCode::BrowserInitFailed, format!("user data dir: {e}"))
                 })?;
-                let mut builder = BrowserConfig::builder()
+                let builder = BrowserConfig::builder()
                     .chrome_executable(&executable)
                     .user_data_dir(&options.user_data_dir)
                     .viewport(viewport)
                     .window_size(options.viewport_width, options.viewport_height)
                     .request_timeout(options.request_timeout)
                     .launch_timeout(Duration::from_secs(20))
-                    .no_sandbox()
                     // Chromium floods a closed network with background requests without these.
                     .args([
                         "disable-gpu",
@@ -237,6 +261,11 @@ impl BrowserProcess {
                         "renderer-process-limit=64",
                     ])
                     .args(options.extra_args.iter().map(String::as_str));
+                // Chromium's sandbox refuses root, and needs user namespaces.
+                let mut builder = match &sandbox_off {
+                    Some(_) => builder.no_sandbox(),
+                    None => builder,
+                };
                 // Only headless-shell implements HeadlessExperimental.beginFrame;
                 // it needs every compositor stage run before a frame is drawn.
                 let is_headless_shell = executable
@@ -255,10 +284,34 @@ impl BrowserProcess {
                 if options.headed {
                     builder = builder.with_head();
                 }
-                let config = builder
-                    .build()
-                    .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?;
-                let (browser, handler) = Browser::launch(config).await.map_err(|e| {
+                let launched = Browser::launch(
+                    builder
+                        .clone()
+                        .build()
+                        .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?,
+                )
+                .await;
+                let launched = match launched {
+                    Err(e) if sandbox_off.is_none() => {
+                        let cause = e.to_string();
+                        let cause = cause.lines().next().unwrap_or_default();
+                        tracing::warn!(
+                            "Chromium did not start with its sandbox ({}); starting it without",
+                            crate::error::cut(cause)
+                        );
+                        sandbox_off = Some(format!(
+                            "Chromium did not start with its sandbox (the kernel may not allow it): {}",
+                            crate::error::cut(cause)
+                        ));
+                        let config = builder
+                            .no_sandbox()
+                            .build()
+                            .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?;
+                        Browser::launch(config).await
+                    }
+                    other => other,
+                };
+                let (browser, handler) = launched.map_err(|e| {
                     Error::new(
                         ErrorCode::BrowserInitFailed,
                         format!("could not launch {}: {e}", executable.display()),
@@ -267,6 +320,10 @@ impl BrowserProcess {
                 let mut browser = browser;
                 pid = browser.get_mut_child().and_then(|c| c.inner.id());
                 watcher = pid.and_then(reap_with_engine);
+                sandbox = Sandbox {
+                    on: Some(sandbox_off.is_none()),
+                    note: sandbox_off,
+                };
                 (browser, handler, Some(executable), true)
             }
         };
@@ -284,6 +341,7 @@ impl BrowserProcess {
             browser.websocket_address().clone(),
         ));
         Ok(BrowserProcess {
+            sandbox,
             navigator,
             browser,
             executable,

@@ -104,6 +104,8 @@ pub struct BrowserStatus {
     pub executable: Option<String>,
     /// Times the browser died and was started again.
     pub restarts: u32,
+    /// Whether Chromium runs in its sandbox (`on: null` when attached).
+    pub sandbox: crate::browser::Sandbox,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
@@ -144,6 +146,7 @@ pub struct Engine {
     users: StdMutex<users::UserSessions>,
     lifecycle: RwLock<Lifecycle>,
     executable: RwLock<Option<PathBuf>>,
+    sandbox: RwLock<crate::browser::Sandbox>,
     /// Tabs in creation order.
     tabs: RwLock<Vec<Arc<Tab>>>,
     /// One tab repair at a time (`repair.rs`).
@@ -170,6 +173,7 @@ impl Engine {
             users: StdMutex::new(Default::default()),
             lifecycle: RwLock::new(Lifecycle::Initializing),
             executable: RwLock::new(None),
+            sandbox: RwLock::default(),
             tabs: RwLock::new(Vec::new()),
             repairs: tokio::sync::Mutex::new(()),
             restarts: Default::default(),
@@ -214,6 +218,7 @@ impl Engine {
             std::sync::atomic::Ordering::Relaxed,
         );
         *self.executable.write().unwrap() = process.executable.clone();
+        *self.sandbox.write().unwrap() = process.sandbox.clone();
         let downloads = self.downloads_dir();
         std::fs::create_dir_all(&downloads).map_err(|e| {
             Error::new(
@@ -282,6 +287,7 @@ impl Engine {
                 .as_ref()
                 .map(|p| p.display().to_string()),
             restarts: self.restarts.load(std::sync::atomic::Ordering::Relaxed),
+            sandbox: self.sandbox.read().unwrap().clone(),
         }
     }
 
