@@ -504,3 +504,69 @@ fn curl_uses_the_tabs_cookies_while_frozen() {
         assert_eq!(state["paused"], true);
     });
 }
+
+#[test]
+fn credentials_and_passwords_are_kept_out_of_history() {
+    let (h, _g) = shared();
+    block_on(async {
+        // A page that sets a session cookie, captured under a tag; then a
+        // request that sends it back, and a curl with a bearer token.
+        let tab = h.tab_on("/").await;
+        let tag = format!("secrets-{tab}");
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": h.url("/set-cookie"), "network": { "tag": tag, "types": ["Document"] } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/curl"),
+                json!({ "url": h.url("/api/data"), "headers": { "Authorization": "Bearer tok-SECRET-beef" }, "tag": tag }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        // The page did get its cookie: only history is kept clean.
+        assert_eq!(
+            h.eval(&tab, "document.cookie").await,
+            json!("session=SECRET-c0ffee")
+        );
+        let (_, saved) = h
+            .get(&format!("/network?tag=^{tag}$&include_body=true"))
+            .await;
+        assert!(calls(&saved).len() >= 2, "{saved}");
+        let (_, har) = h.get(&format!("/network/har?tag=^{tag}$")).await;
+        for stored in [saved.to_string(), har.to_string()] {
+            assert!(!stored.contains("SECRET-c0ffee"), "{stored}");
+            assert!(!stored.contains("tok-SECRET-beef"), "{stored}");
+            assert!(stored.contains("[redacted]"), "{stored}");
+        }
+
+        // Text typed into a password field is stored as ***, the rest as typed.
+        for (field, text) in [("#user", "ada-lovelace"), ("#pw", "hunter2-SECRET")] {
+            let (x, y) = h.center(&tab, field).await;
+            h.post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+            )
+            .await;
+            let (status, env) = h
+                .post(
+                    &format!("/tabs/{tab}/type"),
+                    json!({ "text": text, "screenshot": { "area": "none" } }),
+                )
+                .await;
+            assert_eq!(status, 200, "{env}");
+        }
+        assert_eq!(
+            h.eval(&tab, "document.getElementById('pw').value").await,
+            json!("hunter2-SECRET")
+        );
+        let (_, actions) = h.get(&format!("/history/actions?tab_id={tab}")).await;
+        let stored = actions.to_string();
+        assert!(!stored.contains("hunter2"), "{stored}");
+        assert!(stored.contains("ada-lovelace"), "{stored}");
+        assert!(stored.contains("\"***\""), "{stored}");
+    });
+}

@@ -299,6 +299,18 @@ async fn start_site() -> String {
                     Html(pages::cross_frame_alert(&cross_site_origin(&headers)))
                 }),
             )
+            .route(
+                "/set-cookie",
+                get(|| async {
+                    (
+                        [(
+                            axum::http::header::SET_COOKIE,
+                            "session=SECRET-c0ffee; Path=/",
+                        )],
+                        Html(pages::LOGIN),
+                    )
+                }),
+            )
             .route("/event-flood", get(event_flood))
             .route(
                 "/socket-flood",

@@ -117,6 +117,12 @@ for (const id of ['email', 'name']) {
 </script>
 </body></html>"#;
 
+/// A login form: a user name and a password.
+pub const LOGIN: &str = r#"<!doctype html><html><head><title>Login</title></head><body>
+<input id="user" type="text" aria-label="User" style="position: absolute; left: 20px; top: 20px; width: 200px">
+<input id="pw" type="password" aria-label="Password" style="position: absolute; left: 20px; top: 60px; width: 200px">
+</body></html>"#;
+
 /// `n` list items, each a link and a button: a snapshot far above one window.
 pub fn big(n: usize) -> String {
     let mut out = String::from(

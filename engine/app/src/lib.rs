@@ -42,6 +42,9 @@ pub struct Options {
     /// the engine can read (a loopback engine: its one user is the
     /// machine's). Ignored when tokens or upload folders are given.
     pub uploads_anywhere: bool,
+    /// Keep cookie and authorization header values in saved network calls
+    /// and HAR (`--record-secrets`).
+    pub record_secrets: bool,
     pub pause: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,
@@ -66,6 +69,7 @@ impl Options {
             auth_tokens_file: None,
             upload_dirs: Vec::new(),
             uploads_anywhere: true,
+            record_secrets: false,
             pause: true,
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
@@ -169,7 +173,10 @@ impl App {
             }))
             .await
             .context("starting a history session")?;
-        engine.set_action_log(Arc::new(recorder::HistoryLog(history.clone())));
+        engine.set_action_log(Arc::new(recorder::HistoryLog {
+            store: history.clone(),
+            record_secrets: options.record_secrets,
+        }));
         let services = wabp_api::Services {
             engine: engine.clone(),
             history: Some(history.clone()),

@@ -83,6 +83,10 @@ struct ServeArgs {
     /// tokens, any file the engine can read.
     #[arg(long = "upload-dir", value_name = "DIR")]
     upload_dir: Vec<PathBuf>,
+    /// Keep cookie and authorization header values in saved network calls
+    /// and HAR exports (redacted by default).
+    #[arg(long)]
+    record_secrets: bool,
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
@@ -212,6 +216,7 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         auth_tokens_file: args.auth_tokens,
         upload_dirs: args.upload_dir,
         uploads_anywhere: loopback,
+        record_secrets: args.record_secrets,
         pause: !args.no_pause,
         user_limits: wabp_core::users::UserLimits {
             max_sessions: args.max_sessions.max(1),

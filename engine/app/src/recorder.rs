@@ -7,7 +7,20 @@ use wabp_core::record::{ActionLog, LoggedAction};
 use wabp_core::{Error, ErrorCode};
 use wabp_history::{HistoryStore, NewAction, NewEvent};
 
-pub struct HistoryLog(pub HistoryStore);
+pub struct HistoryLog {
+    pub store: HistoryStore,
+    /// Keep `Cookie`, `Set-Cookie` and `Authorization` values in saved
+    /// calls (`--record-secrets`); else they are stored as `[redacted]`.
+    pub record_secrets: bool,
+}
+
+/// Headers whose values are credentials.
+const SECRET_HEADERS: [&str; 4] = [
+    "cookie",
+    "set-cookie",
+    "authorization",
+    "proxy-authorization",
+];
 
 fn storage_error(err: wabp_history::Error) -> Error {
     Error::new(ErrorCode::Internal, format!("history: {err}"))
@@ -59,7 +72,7 @@ impl ActionLog for HistoryLog {
                 ),
             };
         let record = self
-            .0
+            .store
             .record_action(NewAction {
                 session_id: None,
                 tab_id: action.tab_id,
@@ -82,9 +95,9 @@ impl ActionLog for HistoryLog {
         if let Some((tag, calls)) = network {
             let calls = calls
                 .iter()
-                .map(|c| to_history_call(c, Some(&record.id), action.user_id.clone()))
+                .map(|c| self.to_history_call(c, Some(&record.id), action.user_id.clone()))
                 .collect::<wabp_core::Result<Vec<_>>>()?;
-            self.0
+            self.store
                 .save_network_calls(&tag, calls)
                 .await
                 .map_err(storage_error)?;
@@ -100,25 +113,51 @@ impl ActionLog for HistoryLog {
     ) -> wabp_core::Result<usize> {
         let calls = calls
             .iter()
-            .map(|c| to_history_call(c, None, user_id.clone()))
+            .map(|c| self.to_history_call(c, None, user_id.clone()))
             .collect::<wabp_core::Result<Vec<_>>>()?;
-        self.0
+        self.store
             .save_network_calls(tag, calls)
             .await
             .map_err(storage_error)
     }
 }
 
-/// Core's captured call in the store's shape (the same ABP field names).
-fn to_history_call(
-    call: &NetworkCall,
-    action_id: Option<&str>,
+impl HistoryLog {
+    /// Core's captured call in the store's shape (the same ABP field
+    /// names), its credentials redacted unless they are to be kept.
+    fn to_history_call(
+        &self,
+        call: &NetworkCall,
+        action_id: Option<&str>,
+        user_id: Option<String>,
+    ) -> wabp_core::Result<wabp_history::NetworkCall> {
+        let mut value = serde_json::to_value(call).map_err(|e| Error::internal(e.to_string()))?;
+        if let Some(id) = action_id {
+            value["action_id"] = json!(id);
+        }
+        if !self.record_secrets {
+            for side in ["request_headers", "response_headers"] {
+                if let Some(headers) = value.get_mut(side).and_then(Value::as_object_mut) {
+                    redact_secret_headers(headers);
+                }
+            }
+        }
+        to_store_call(value, user_id)
+    }
+}
+
+fn redact_secret_headers(headers: &mut serde_json::Map<String, Value>) {
+    for (name, value) in headers.iter_mut() {
+        if SECRET_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            *value = json!("[redacted]");
+        }
+    }
+}
+
+fn to_store_call(
+    value: Value,
     user_id: Option<String>,
 ) -> wabp_core::Result<wabp_history::NetworkCall> {
-    let mut value = serde_json::to_value(call).map_err(|e| Error::internal(e.to_string()))?;
-    if let Some(id) = action_id {
-        value["action_id"] = json!(id);
-    }
     let mut call: wabp_history::NetworkCall =
         serde_json::from_value(value).map_err(|e| Error::internal(format!("network call: {e}")))?;
     call.user_id = user_id;
@@ -150,6 +189,28 @@ fn redact(params: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credential_headers_are_redacted_whatever_their_case() {
+        let mut headers = json!({
+            "Cookie": "session=SECRET",
+            "set-cookie": "a=1\nb=2",
+            "AUTHORIZATION": "Bearer x",
+            "Proxy-Authorization": "Basic y",
+            "Content-Type": "text/html",
+        });
+        redact_secret_headers(headers.as_object_mut().unwrap());
+        assert_eq!(
+            headers,
+            json!({
+                "Cookie": "[redacted]",
+                "set-cookie": "[redacted]",
+                "AUTHORIZATION": "[redacted]",
+                "Proxy-Authorization": "[redacted]",
+                "Content-Type": "text/html",
+            })
+        );
+    }
 
     #[test]
     fn secrets_in_params_are_redacted() {

@@ -87,6 +87,12 @@ pub trait ActionTab: Send + Sync + 'static {
     /// Waits (bounded) until popups this tab opened are attached and
     /// announced.
     async fn popups_settled(&self, _limit: Duration) {}
+    /// Whether the focused field holds a secret (a password, a card
+    /// number, a one-time code), or can't be told: text typed into it is
+    /// recorded as `***`.
+    async fn focus_is_secret(&self) -> bool {
+        false
+    }
     fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall>;
 }
 
@@ -118,6 +124,24 @@ impl ActionKind {
             hint: NavigationHint::None,
             scroll_source: ScrollSource::for_action(name),
             over_dialog: false,
+        }
+    }
+}
+
+/// Fields of an action's params that carry text typed into the page.
+const TYPED_TEXT: [&str; 2] = ["text", "value"];
+
+fn types_text(params: &Value) -> bool {
+    TYPED_TEXT
+        .iter()
+        .any(|k| params.get(k).is_some_and(Value::is_string))
+}
+
+/// What a password field was given is kept out of history.
+fn hide_typed_text(params: &mut Value) {
+    for key in TYPED_TEXT {
+        if let Some(text) = params.get_mut(key).filter(|v| v.is_string()) {
+            *text = Value::String("***".into());
         }
     }
 }
@@ -157,18 +181,27 @@ pub async fn run<T: ActionTab>(
             tab.network_calls_since(started_ms as i64, &n.types),
         )
     });
+    let mut params = kind.params;
+    let mut logged_outcome = match &outcome {
+        Ok(envelope) => Ok(envelope.clone()),
+        Err(err) => Err(err.message.clone()),
+    };
+    // The client may see what it typed echoed; history may not.
+    if types_text(&params) && tab.focus_is_secret().await {
+        hide_typed_text(&mut params);
+        if let Ok(envelope) = &mut logged_outcome {
+            hide_typed_text(&mut envelope.result);
+        }
+    }
     let logged = LoggedAction {
         tab_id: tab.id().to_string(),
         action_type: kind.name,
-        params: kind.params,
+        params,
         started_ms,
         completed_ms: now_ms(),
         network,
         user_id: tab.owner(),
-        outcome: match &outcome {
-            Ok(envelope) => Ok(envelope.clone()),
-            Err(err) => Err(err.message.clone()),
-        },
+        outcome: logged_outcome,
     };
     match (outcome, log.record(logged).await) {
         (Ok(mut envelope), Ok(action_id)) => {

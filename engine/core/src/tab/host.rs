@@ -73,6 +73,19 @@ impl crate::action::ActionTab for Tab {
     async fn popups_settled(&self, limit: Duration) {
         Tab::popups_settled(self, limit).await
     }
+    async fn focus_is_secret(&self) -> bool {
+        // Out of the page's reach (an isolated world); unknown counts as
+        // secret.
+        match tokio::time::timeout(
+            Duration::from_secs(2),
+            self.session.evaluate_isolated(FOCUS_IS_SECRET_JS),
+        )
+        .await
+        {
+            Ok(Ok(Value::Bool(secret))) => secret,
+            _ => true,
+        }
+    }
     fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
         Tab::network_calls_since(self, since_ms, types)
     }
@@ -252,3 +265,18 @@ impl PageHost for Tab {
         Ok(self.reload_page().await?)
     }
 }
+
+/// Whether the deepest focused element (through shadow roots and
+/// same-origin frames) takes a secret.
+const FOCUS_IS_SECRET_JS: &str = r#"(() => {
+  let e = document.activeElement;
+  for (let depth = 0; e && depth < 32; depth++) {
+    let inner = null;
+    try { inner = (e.shadowRoot && e.shadowRoot.activeElement) || (e.contentDocument && e.contentDocument.activeElement); } catch (_) {}
+    if (!inner) break;
+    e = inner;
+  }
+  if (!e) return false;
+  const auto = (e.getAttribute('autocomplete') || '').toLowerCase();
+  return (e.localName === 'input' && e.type === 'password') || /password|cc-number|cc-csc|one-time-code/.test(auto);
+})()"#;
