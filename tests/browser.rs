@@ -50,12 +50,14 @@ fn status_reports_ready_components_and_driver() {
             );
         }
         let (_, data) = h.get("/browser/session-data").await;
-        assert!(
-            data["data"]["database_path"]
-                .as_str()
-                .unwrap()
-                .ends_with("history.db")
+        let database = data["data"]["database_path"].as_str().unwrap();
+        assert!(database.ends_with("history.db"));
+        // The session folder is private to the engine's user.
+        let session = std::path::Path::new(database).parent().unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(session).unwrap().permissions(),
         );
+        assert_eq!(mode & 0o777, 0o700, "{}", session.display());
     });
 }
 

@@ -570,3 +570,31 @@ fn credentials_and_passwords_are_kept_out_of_history() {
         assert!(stored.contains("\"***\""), "{stored}");
     });
 }
+
+#[test]
+fn a_curl_body_past_ten_megabytes_is_cut_and_says_so() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/").await;
+        let tag = format!("huge-{tab}");
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/curl"),
+                json!({ "url": h.url("/api/huge"), "tag": tag }),
+            )
+            .await;
+        assert_eq!(status, 200);
+        assert_eq!(body["truncated"], true);
+        assert_eq!(body["body"].as_str().unwrap().len(), 10 * 1024 * 1024);
+        let (_, saved) = h.get(&format!("/network?tag=^{tag}$")).await;
+        assert_eq!(calls(&saved)[0]["response_body_truncated"], true, "{saved}");
+        // A small body is whole.
+        let (_, body) = h
+            .post(
+                &format!("/tabs/{tab}/curl"),
+                json!({ "url": h.url("/api/data") }),
+            )
+            .await;
+        assert_eq!(body["truncated"], false, "{body}");
+    });
+}

@@ -369,6 +369,15 @@ async fn start_site() -> String {
                 }),
             )
             .route(
+                "/api/huge",
+                get(|| async {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "text/plain")],
+                        "x".repeat(12 * 1024 * 1024),
+                    )
+                }),
+            )
+            .route(
                 "/api/bytes",
                 get(|| async {
                     (

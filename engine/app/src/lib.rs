@@ -135,6 +135,15 @@ impl App {
         if let Some(path) = &options.auth_tokens_file {
             tokens.add_file_at(path).map_err(anyhow::Error::msg)?;
         }
+        // History, screenshots, downloads and the browser profile (its
+        // cookies) are the user's alone.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::create_dir_all(&options.session_dir)
+                .with_context(|| format!("session folder {}", options.session_dir.display()))?;
+            std::fs::set_permissions(&options.session_dir, std::fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("making {} private", options.session_dir.display()))?;
+        }
         let uploads = options.session_dir.join("uploads");
         std::fs::create_dir_all(&uploads)
             .with_context(|| format!("upload folder {}", uploads.display()))?;

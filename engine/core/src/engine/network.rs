@@ -60,6 +60,7 @@ impl Engine {
             "method": method,
             "headers": request.headers,
             "body": request.body,
+            "max": MAX_CURL_BODY,
         });
         let answer = tab
             .session
@@ -90,7 +91,7 @@ impl Engine {
                 request_body: request.body.clone(),
                 response_body: answer["body"].as_str().map(str::to_string),
                 request_body_truncated: false,
-                response_body_truncated: false,
+                response_body_truncated: answer["truncated"] == true,
                 body_encoding: answer["body_encoding"].as_str().map(str::to_string),
                 timing_ms: Some(now_ms() - started),
                 timestamp_ms: started as i64,
@@ -122,6 +123,9 @@ impl Engine {
 }
 
 /// A `POST /tabs/{id}/curl` request.
+/// The most of a response body `curl` reads (the answer says `truncated`).
+pub const MAX_CURL_BODY: usize = 10 * 1024 * 1024;
+
 #[derive(Debug, Clone)]
 pub struct CurlRequest {
     pub url: String,
@@ -141,10 +145,30 @@ const CURL_JS: &str = r#"async (req) => {
   const headers = {};
   r.headers.forEach((v, k) => { headers[k] = v; });
   const type = r.headers.get('content-type') || '';
-  const bytes = new Uint8Array(await r.arrayBuffer());
+  // Read at most req.max bytes; the rest is never fetched.
+  const chunks = [];
+  let size = 0, truncated = false;
+  const reader = r.body ? r.body.getReader() : null;
+  while (reader) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.length > req.max) {
+      chunks.push(value.subarray(0, req.max - size));
+      size = req.max;
+      truncated = true;
+      reader.cancel().catch(() => {});
+      break;
+    }
+    chunks.push(value);
+    size += value.length;
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) { bytes.set(c, at); at += c.length; }
   let text = null;
   if (type === '' || /^text\/|json|xml|javascript|x-www-form-urlencoded/.test(type)) {
-    try { text = new TextDecoder('utf-8', { fatal: true }).decode(bytes); } catch (e) {}
+    // A cut body may end inside a character: decode it as a stream.
+    try { text = new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: truncated }); } catch (e) {}
   }
   let body = text, encoding = 'text';
   if (text === null) {
@@ -153,5 +177,5 @@ const CURL_JS: &str = r#"async (req) => {
     body = btoa(s);
     encoding = 'base64';
   }
-  return { status: r.status, headers, body, body_encoding: encoding, url: r.url, redirected: r.redirected };
+  return { status: r.status, headers, body, body_encoding: encoding, url: r.url, redirected: r.redirected, truncated };
 }"#;
