@@ -869,3 +869,57 @@ fn file_choosers_upload_only_from_the_upload_folders() {
             .await;
     });
 }
+
+#[test]
+fn a_download_past_the_size_limit_is_stopped() {
+    let (h, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("dl-limit-plugins"), |o| {
+            o.max_download_mb = 1;
+        })
+        .await;
+        let h = h.with_server(server);
+        let tab = h.tab_on("/events").await;
+        // 6.4 MB, announced by its Content-Length.
+        let (x, y) = h.center(&tab, "#slowdl").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": 1000 } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let stopped = eventually(Duration::from_secs(10), || async {
+            let (_, list) = h.get("/downloads").await;
+            list["downloads"]
+                .as_array()?
+                .iter()
+                .find(|d| d["filename"] == "slow.bin" && d["state"] == "failed")
+                .cloned()
+        })
+        .await
+        .expect("the download is stopped");
+        assert!(
+            stopped["error"]
+                .as_str()
+                .unwrap()
+                .contains("1 MB download limit"),
+            "{stopped}"
+        );
+        assert!(
+            stopped["bytes_received"].as_u64().unwrap() < 6_553_600,
+            "{stopped}"
+        );
+        let partial = std::path::Path::new(stopped["path"].as_str().unwrap());
+        let gone = eventually(Duration::from_secs(5), || async {
+            (!partial.exists()).then_some(())
+        })
+        .await;
+        assert!(
+            gone.is_some(),
+            "the partial file is removed: {}",
+            partial.display()
+        );
+        h.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}

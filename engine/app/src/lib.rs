@@ -45,6 +45,8 @@ pub struct Options {
     /// Keep cookie and authorization header values in saved network calls
     /// and HAR (`--record-secrets`).
     pub record_secrets: bool,
+    /// Downloads past this many MB are stopped (`--max-download-mb`).
+    pub max_download_mb: u64,
     pub pause: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,
@@ -70,6 +72,7 @@ impl Options {
             upload_dirs: Vec::new(),
             uploads_anywhere: true,
             record_secrets: false,
+            max_download_mb: 1024,
             pause: true,
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
@@ -167,6 +170,7 @@ impl App {
                         && options.upload_dirs.is_empty()
                         && !tokens.required(),
                 },
+                max_download_bytes: options.max_download_mb.saturating_mul(1024 * 1024),
             },
             registry.clone(),
         );

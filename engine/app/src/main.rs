@@ -87,6 +87,14 @@ struct ServeArgs {
     /// and HAR exports (redacted by default).
     #[arg(long)]
     record_secrets: bool,
+    /// Downloads past this many MB are stopped and marked failed.
+    #[arg(
+        long,
+        value_name = "MB",
+        default_value_t = 1024,
+        env = "WABP_MAX_DOWNLOAD_MB"
+    )]
+    max_download_mb: u64,
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
@@ -217,6 +225,7 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         upload_dirs: args.upload_dir,
         uploads_anywhere: loopback,
         record_secrets: args.record_secrets,
+        max_download_mb: args.max_download_mb,
         pause: !args.no_pause,
         user_limits: wabp_core::users::UserLimits {
             max_sessions: args.max_sessions.max(1),

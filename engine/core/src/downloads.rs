@@ -54,6 +54,9 @@ pub struct Download {
     /// which carries the size).
     #[serde(skip)]
     pub announced: bool,
+    /// Why it failed, when the engine stopped it (too large).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl Download {
@@ -198,6 +201,7 @@ mod tests {
             start_time: 0.0,
             end_time: None,
             announced: false,
+            error: None,
         };
         assert_eq!(d.detail()["percent_complete"], json!(25.0));
         d.state = DownloadState::Completed;

@@ -436,6 +436,7 @@ mod tests {
                 user_limits: Default::default(),
                 extra_schemes: Vec::new(),
                 uploads: Default::default(),
+                max_download_bytes: u64::MAX,
             },
             Arc::new(NoPlugins),
         );

@@ -71,6 +71,8 @@ pub struct EngineConfig {
     pub extra_schemes: Vec<String>,
     /// Where file choosers may take files from.
     pub uploads: UploadRoots,
+    /// A download past this many bytes is stopped and marked failed.
+    pub max_download_bytes: u64,
 }
 
 /// The folders a file chooser may upload from (`--upload-dir`), besides the
@@ -753,12 +755,15 @@ impl Engine {
             start_time: now_ms(),
             end_time: None,
             announced: false,
+            error: None,
         };
         self.downloads.lock().unwrap().push(download);
     }
 
-    fn on_download_progress(&self, e: &EventDownloadProgress) {
+    /// Follows a download; stops one past the size limit.
+    fn on_download_progress(self: &Arc<Self>, e: &EventDownloadProgress) {
         let mut signals = Vec::new();
+        let mut too_large = None;
         let tab_id = {
             let mut downloads = self.downloads.lock().unwrap();
             let Some(d) = downloads.iter_mut().find(|d| d.guid == e.guid) else {
@@ -766,6 +771,19 @@ impl Engine {
             };
             d.bytes_received = e.received_bytes.max(0.0) as u64;
             d.total_bytes = e.total_bytes.max(0.0) as u64;
+            let limit = self.config.max_download_bytes;
+            if d.state == DownloadState::InProgress
+                && e.state == DownloadProgressState::InProgress
+                && d.bytes_received.max(d.total_bytes) > limit
+            {
+                d.state = DownloadState::Failed;
+                d.end_time = Some(now_ms());
+                d.error = Some(format!(
+                    "larger than the {} MB download limit (--max-download-mb)",
+                    limit / (1024 * 1024)
+                ));
+                too_large = Some((d.guid.clone(), PathBuf::from(&d.path)));
+            }
             if !d.announced {
                 d.announced = true;
                 signals.push(d.started_event());
@@ -805,6 +823,18 @@ impl Engine {
             }
             d.tab_id.clone()
         };
+        if let Some((guid, partial)) = too_large {
+            let engine = self.clone();
+            tokio::spawn(async move {
+                if let Some(browser) = engine.browser.read().await.as_ref() {
+                    let _ = browser
+                        .browser
+                        .execute(CancelDownloadParams::new(guid))
+                        .await;
+                }
+                let _ = std::fs::remove_file(partial);
+            });
+        }
         if let Some(tab) = self.any_tab(&tab_id) {
             for event in signals {
                 tab.emit(TabSignal::Event(event));
