@@ -47,6 +47,9 @@ pub struct Options {
     pub record_secrets: bool,
     /// Downloads past this many MB are stopped (`--max-download-mb`).
     pub max_download_mb: u64,
+    /// Screenshots and saved bodies kept in history, in MB; past it the
+    /// oldest sessions are deleted (`--history-max-mb`).
+    pub history_max_mb: u64,
     pub pause: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,
@@ -73,6 +76,7 @@ impl Options {
             uploads_anywhere: true,
             record_secrets: false,
             max_download_mb: 1024,
+            history_max_mb: 4096,
             pause: true,
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
@@ -186,6 +190,11 @@ impl App {
             }))
             .await
             .context("starting a history session")?;
+        spawn_retention(
+            Arc::downgrade(&engine),
+            history.clone(),
+            options.history_max_mb.saturating_mul(1024 * 1024),
+        );
         engine.set_action_log(Arc::new(recorder::HistoryLog {
             store: history.clone(),
             record_secrets: options.record_secrets,
@@ -335,6 +344,29 @@ impl App {
         engine.shutdown(std::time::Duration::from_secs(5)).await;
         Ok(())
     }
+}
+
+/// Keeps history under `max_bytes`: at start, then every minute, while the
+/// engine lives; the oldest sessions go first, never the current one.
+fn spawn_retention(engine: std::sync::Weak<Engine>, history: HistoryStore, max_bytes: u64) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            every.tick().await;
+            if engine.upgrade().is_none() {
+                return;
+            }
+            match history.prune_to(max_bytes).await {
+                Ok(pruned) if !pruned.sessions.is_empty() => tracing::info!(
+                    sessions = pruned.sessions.len(),
+                    bytes_left = pruned.bytes_left,
+                    "history over its limit: the oldest sessions were deleted"
+                ),
+                Ok(_) => {}
+                Err(e) => tracing::warn!("pruning history failed: {e}"),
+            }
+        }
+    });
 }
 
 /// A `DELETE /mcp` that ends a session answers 204 instead of the transport's

@@ -95,6 +95,15 @@ struct ServeArgs {
         env = "WABP_MAX_DOWNLOAD_MB"
     )]
     max_download_mb: u64,
+    /// Most screenshot and saved-body MB history keeps; past it the oldest
+    /// sessions are deleted (never the current one).
+    #[arg(
+        long,
+        value_name = "MB",
+        default_value_t = 4096,
+        env = "WABP_HISTORY_MAX_MB"
+    )]
+    history_max_mb: u64,
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
@@ -226,6 +235,7 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         uploads_anywhere: loopback,
         record_secrets: args.record_secrets,
         max_download_mb: args.max_download_mb,
+        history_max_mb: args.history_max_mb,
         pause: !args.no_pause,
         user_limits: wabp_core::users::UserLimits {
             max_sessions: args.max_sessions.max(1),

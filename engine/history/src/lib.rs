@@ -71,7 +71,7 @@ pub use network::{NetworkCall, NetworkFilter};
 pub use screenshots::ScreenshotKind;
 pub use sessions::SessionRecord;
 pub use sql::RowOwner;
-pub use store::{DATABASE_FILE, DeletedCounts, HistoryOptions, HistoryStore};
+pub use store::{DATABASE_FILE, DeletedCounts, HistoryOptions, HistoryStore, PrunedSessions};
 
 #[cfg(test)]
 mod tests;

@@ -130,3 +130,17 @@ fn sync_dir(dir: &Path) -> Result<(), Failure> {
     let _ = dir;
     Ok(())
 }
+
+/// Bytes of every screenshot file of the session directory.
+pub(crate) fn bytes_on_disk(session_dir: &Path) -> u64 {
+    fs::read_dir(session_dir.join(DIR))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}

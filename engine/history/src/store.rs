@@ -49,6 +49,15 @@ pub struct DeletedCounts {
     pub network_calls: usize,
 }
 
+/// What [`HistoryStore::prune_to`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PrunedSessions {
+    /// The sessions deleted, oldest first.
+    pub sessions: Vec<String>,
+    /// Screenshot and body bytes held afterwards.
+    pub bytes_left: u64,
+}
+
 /// The flight recorder of one session directory. Cheap to clone; every clone
 /// talks to the same two threads.
 #[derive(Clone)]
@@ -400,6 +409,60 @@ impl HistoryStore {
                 events: deleted.events + other_events,
                 network_calls,
             })
+        })
+        .await
+    }
+
+    /// Keeps what history holds (screenshot files and saved network
+    /// bodies) under `max_bytes` by deleting whole sessions, oldest first;
+    /// never the current one. Returns the sessions deleted.
+    pub async fn prune_to(&self, max_bytes: u64) -> Result<PrunedSessions> {
+        let keep = self.current_session_id();
+        self.write("prune history", move |conn, session_dir| {
+            let mut pruned = PrunedSessions::default();
+            loop {
+                let used = screenshots::bytes_on_disk(&session_dir)
+                    + conn.query_row(
+                        "SELECT COALESCE(SUM(LENGTH(request_body) + LENGTH(response_body)), 0) FROM network_calls",
+                        [],
+                        |row| row.get::<_, i64>(0),
+                    )? as u64;
+                pruned.bytes_left = used;
+                if used <= max_bytes {
+                    return Ok(pruned);
+                }
+                let oldest: Option<String> = conn
+                    .query_row(
+                        "SELECT id FROM sessions WHERE id != ?1 ORDER BY started_ms, rowid LIMIT 1",
+                        [keep.clone().unwrap_or_default()],
+                        |row| row.get(0),
+                    )
+                    .ok();
+                let Some(session) = oldest else {
+                    // Only the current session is left: it stays, over or not.
+                    return Ok(pruned);
+                };
+                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let deleted = actions::delete(
+                    &tx,
+                    &ActionFilter {
+                        session_id: Some(session.clone()),
+                        ..ActionFilter::default()
+                    },
+                )?;
+                events::delete(
+                    &tx,
+                    &EventFilter {
+                        session_id: Some(session.clone()),
+                        ..EventFilter::default()
+                    },
+                )?;
+                tx.execute("DELETE FROM network_calls WHERE session_id = ?1", [&session])?;
+                tx.execute("DELETE FROM sessions WHERE id = ?1", [&session])?;
+                tx.commit()?;
+                screenshots::remove_all(&session_dir, &deleted.screenshot_files);
+                pruned.sessions.push(session);
+            }
         })
         .await
     }

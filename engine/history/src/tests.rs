@@ -1605,3 +1605,60 @@ async fn rows_are_read_and_deleted_per_owner() {
         .unwrap();
     assert_eq!(export["actions"][0]["id"], "act_old");
 }
+
+#[tokio::test]
+async fn pruning_deletes_the_oldest_sessions_first_and_never_the_current_one() {
+    let dir = TempDir::new("prune");
+    let (store, first) = open_with_session(dir.path()).await;
+    let big = |mut action: NewAction| {
+        action.screenshot_before = Some(vec![7u8; 4000]);
+        action.screenshot_after = Some(vec![7u8; 4000]);
+        action
+    };
+    let first_action = store
+        .record_action(big(action("tab_1", "click", 1)))
+        .await
+        .unwrap();
+    store.end_session(&first.id).await.unwrap();
+    let second = store.start_session(json!({})).await.unwrap();
+    store
+        .record_action(big(action("tab_1", "click", 2)))
+        .await
+        .unwrap();
+    store.end_session(&second.id).await.unwrap();
+    let current = store.start_session(json!({})).await.unwrap();
+    let current_action = store
+        .record_action(big(action("tab_1", "click", 3)))
+        .await
+        .unwrap();
+
+    // Under the limit: nothing goes.
+    let pruned = store.prune_to(1_000_000).await.unwrap();
+    assert_eq!(pruned.sessions, Vec::<String>::new());
+    assert_eq!(pruned.bytes_left, 24_000);
+    // Room for two sessions' screenshots: the oldest goes, with its files.
+    let pruned = store.prune_to(16_000).await.unwrap();
+    assert_eq!(pruned.sessions, vec![first.id.clone()]);
+    assert_eq!(pruned.bytes_left, 16_000);
+    assert!(store.get_action(&first_action.id).await.unwrap().is_none());
+    for kind in [ScreenshotKind::Before, ScreenshotKind::After] {
+        assert!(
+            first_action
+                .screenshot_path(kind)
+                .is_some_and(|p| !p.exists())
+        );
+    }
+    assert!(store.get_session(&first.id).await.unwrap().is_none());
+    // Far under: every old session goes, the current one stays whole.
+    let pruned = store.prune_to(1).await.unwrap();
+    assert_eq!(pruned.sessions, vec![second.id.clone()]);
+    assert_eq!(pruned.bytes_left, 8_000);
+    assert!(store.get_session(&current.id).await.unwrap().is_some());
+    assert!(
+        store
+            .get_action(&current_action.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+}
