@@ -9,4 +9,4 @@ WABP_TEST_PYTHON="$(bash scripts/test-python.sh)"
 export WABP_TEST_PYTHON
 # Browser tests share one engine per test binary; two threads keep 2 cores busy.
 cargo test --workspace --locked -- --test-threads=2
-cargo test --manifest-path plugins/Cargo.toml --locked -p standard-waits
+cargo test --manifest-path plugins/Cargo.toml --locked -p standard-waits -p standard-policy

@@ -942,6 +942,53 @@ fn http_per_user_tokens_act_as_their_user_within_their_scopes() {
 }
 
 #[test]
+fn policy_denials_and_asks_are_tool_errors_with_the_same_text() {
+    let (h, _g) = shared();
+    block_on(async {
+        let policy = common::temp_dir("mcp-policy").join("policy.toml");
+        std::fs::write(
+            &policy,
+            "ask = [\"script\"]\n[navigation]\ndeny = [\"localhost\"]\n",
+        )
+        .unwrap();
+        let server = common::start_server_with(common::temp_dir("mcp-policy-plugins"), |o| {
+            o.policy_file = Some(policy);
+        })
+        .await;
+        let session = connect_http(&mcp_url(&server), None).await.unwrap();
+        let created = ok(
+            call(&session, "browser_new_tab", json!({ "url": h.url("/") })).await,
+            "new tab",
+        );
+        let tab = json_of(&created)["id"].as_str().unwrap().to_string();
+        let denied = call(
+            &session,
+            "browser_navigate",
+            json!({ "tab_id": tab, "url": "http://localhost:1/" }),
+        )
+        .await;
+        assert_eq!(denied.is_error, Some(true));
+        assert!(
+            text_of(&denied).starts_with("Action denied by approval policy: "),
+            "{}",
+            text_of(&denied)
+        );
+        let asked = call(
+            &session,
+            "browser_execute_javascript",
+            json!({ "tab_id": tab, "expression": "1" }),
+        )
+        .await;
+        assert_eq!(asked.is_error, Some(true));
+        let text = text_of(&asked);
+        assert!(text.starts_with("Approval required: "), "{text}");
+        assert!(text.contains("\"approval_id\":\"apr_"), "{text}");
+        session.cancel().await.ok();
+        server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
 fn stdio_with_a_user_id_acts_for_that_user_only() {
     let (h, _g) = shared();
     block_on(async {

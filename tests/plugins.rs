@@ -241,3 +241,215 @@ fn hot_reload_swaps_versions_and_a_broken_update_keeps_the_old_one() {
         );
     });
 }
+
+/// An engine of its own with `policy` as its `--policy` file.
+async fn engine_with_policy(h: &common::Harness, policy: &str) -> common::Harness {
+    let file = common::temp_dir("policy").join("policy.toml");
+    std::fs::write(&file, policy).unwrap();
+    let server = common::start_server_with(common::temp_dir("policy-plugins"), |o| {
+        o.policy_file = Some(file);
+    })
+    .await;
+    h.with_server(server)
+}
+
+#[test]
+fn the_policy_file_denies_asks_and_approvals_decide() {
+    let (h, _g) = harness();
+    block_on(async {
+        let h = engine_with_policy(
+            h,
+            r#"
+read_only_users = ["viewer"]
+ask = ["script"]
+
+[navigation]
+allow = ["127.0.0.1"]
+deny = ["blocked.invalid"]
+"#,
+        )
+        .await;
+        let tab = h.tab_on("/").await;
+
+        // Denied: a host off the allowed list, and one on the denied list.
+        for url in ["http://localhost:1/", "http://blocked.invalid/"] {
+            let (status, body) = h
+                .post(&format!("/tabs/{tab}/navigate"), json!({ "url": url }))
+                .await;
+            assert_eq!(
+                (status, &body["code"]),
+                (403, &json!("POLICY_DENIED")),
+                "{body}"
+            );
+            assert!(
+                body["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Action denied by approval policy: "),
+                "{body}"
+            );
+        }
+        let (status, body) = h
+            .post("/tabs", json!({ "url": "http://localhost:1/" }))
+            .await;
+        assert_eq!(status, 403, "a new tab goes through the same door: {body}");
+
+        // A read-only user reads, and may not click (a plugin action).
+        let (status, viewer_tab) = h
+            .post("/tabs", json!({ "userId": "viewer", "url": h.url("/") }))
+            .await;
+        assert_eq!(status, 403, "opening a tab is navigation: {viewer_tab}");
+        let (status, _) = h.get("/tabs?userId=viewer").await;
+        assert_eq!(status, 200);
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "userId": "viewer", "x": 5, "y": 5 }),
+            )
+            .await;
+        assert_eq!(
+            (status, &body["code"]),
+            (403, &json!("POLICY_DENIED")),
+            "{body}"
+        );
+        assert!(
+            body["error"].as_str().unwrap().contains("may only read"),
+            "{body}"
+        );
+
+        // Ask: the script waits for an approval, runs once when approved.
+        let script = json!({ "script": "6 * 7" });
+        let (status, asked) = h
+            .post(&format!("/tabs/{tab}/execute"), script.clone())
+            .await;
+        assert_eq!(
+            (status, &asked["code"]),
+            (403, &json!("APPROVAL_REQUIRED")),
+            "{asked}"
+        );
+        assert_eq!(asked["approval_required"], true);
+        assert!(
+            asked["prompt"].as_str().unwrap().contains("execute"),
+            "{asked}"
+        );
+        assert!(
+            asked["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("Approval required: ")
+        );
+        let id = asked["approval_id"].as_str().unwrap().to_string();
+        let retry = json!({ "script": "6 * 7", "approval_id": id });
+        let (status, still) = h.post(&format!("/tabs/{tab}/execute"), retry.clone()).await;
+        assert_eq!(
+            (status, &still["approval_id"]),
+            (403, &json!(id)),
+            "undecided: {still}"
+        );
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "1", "approval_id": id }),
+            )
+            .await;
+        assert_eq!(
+            (status, &body["code"]),
+            (403, &json!("POLICY_DENIED")),
+            "another request: {body}"
+        );
+        let (status, decided) = h
+            .post(&format!("/approvals/{id}"), json!({ "approve": true }))
+            .await;
+        assert_eq!(
+            (status, &decided["approved"]),
+            (200, &json!(true)),
+            "{decided}"
+        );
+        let (status, body) = h
+            .post(
+                &format!("/approvals/{id}"),
+                json!({ "approve": true, "userId": "viewer" }),
+            )
+            .await;
+        assert_eq!(status, 403, "deciding is for admins: {body}");
+        let (status, ran) = h.post(&format!("/tabs/{tab}/execute"), retry.clone()).await;
+        assert_eq!(
+            (status, &ran["result"]["value"]),
+            (200, &json!(42)),
+            "{ran}"
+        );
+        let (status, _) = h.post(&format!("/tabs/{tab}/execute"), retry).await;
+        assert_eq!(status, 404, "an approval runs once");
+
+        // Rejected: the retry is denied.
+        let (_, asked) = h
+            .post(&format!("/tabs/{tab}/execute"), script.clone())
+            .await;
+        let id = asked["approval_id"].as_str().unwrap().to_string();
+        let (status, _) = h
+            .post(&format!("/approvals/{id}"), json!({ "approve": false }))
+            .await;
+        assert_eq!(status, 200);
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "6 * 7", "approval_id": id }),
+            )
+            .await;
+        assert_eq!(
+            (status, &body["code"]),
+            (403, &json!("POLICY_DENIED")),
+            "{body}"
+        );
+        let (status, _) = h
+            .post("/approvals/apr_unknown", json!({ "approve": true }))
+            .await;
+        assert_eq!(status, 404);
+        h.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+#[test]
+fn a_policy_plugin_that_traps_denies_and_says_so() {
+    let (h, _g) = harness();
+    block_on(async {
+        let plugins = common::temp_dir("trap-policy-plugins");
+        install("test-policy", &plugins, "test-policy");
+        let server = common::start_server(plugins, None).await;
+        let h = h.with_server(server);
+        let tab = h.tab_on("/").await;
+        let (status, body) = h
+            .post(&format!("/tabs/{tab}/execute"), json!({ "script": "1" }))
+            .await;
+        assert_eq!(
+            (status, &body["code"]),
+            (403, &json!("POLICY_DENIED")),
+            "{body}"
+        );
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .contains("policy test-policy failed"),
+            "{body}"
+        );
+        // Other operations pass; the failure shows in the plugin list.
+        let (status, plugins) = h.get("/plugins").await;
+        assert_eq!(status, 200);
+        let policy = plugins["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "test-policy")
+            .cloned()
+            .unwrap_or_else(|| panic!("{plugins}"));
+        assert_eq!(policy["kind"], "policy");
+        assert!(
+            policy["last_failure"]
+                .as_str()
+                .is_some_and(|f| !f.is_empty()),
+            "{policy}"
+        );
+        h.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}

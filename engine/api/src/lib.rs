@@ -9,6 +9,7 @@
 //! object, MCP hands over the tool arguments; both call [`Catalogue::run`]
 //! with the request's [`Caller`], which every operation receives.
 
+pub mod approvals;
 pub mod auth;
 mod input;
 pub mod openapi;
@@ -23,6 +24,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 pub use wabp_core::Scope;
 use wabp_core::plugin::ActionSpec;
+pub use wabp_core::plugin::Category;
 use wabp_core::{Caller, Engine, Envelope, Error, Result};
 use wabp_history::HistoryStore;
 
@@ -38,9 +40,25 @@ pub struct Services {
     pub history: Option<HistoryStore>,
     /// Told when `POST /browser/shutdown` has shut the browser down.
     pub shutdown: Arc<tokio::sync::Notify>,
+    /// The operator's policy file as JSON (`{}` without one), handed to
+    /// every policy plugin.
+    pub policy_settings: Arc<str>,
+    /// Approvals policies asked for.
+    pub approvals: Arc<approvals::Approvals>,
 }
 
 impl Services {
+    /// Services without a history, a policy file or approvals yet.
+    pub fn new(engine: Arc<Engine>, history: Option<HistoryStore>) -> Services {
+        Services {
+            engine,
+            history,
+            shutdown: Arc::new(tokio::sync::Notify::new()),
+            policy_settings: "{}".into(),
+            approvals: Default::default(),
+        }
+    }
+
     /// The context of one call for `caller`.
     pub fn ctx(&self, caller: Caller) -> Ctx {
         Ctx {
@@ -48,6 +66,8 @@ impl Services {
             history: self.history.clone(),
             caller,
             shutdown: self.shutdown.clone(),
+            policy_settings: self.policy_settings.clone(),
+            approvals: self.approvals.clone(),
         }
     }
 }
@@ -62,6 +82,8 @@ pub struct Ctx {
     /// Told when `POST /browser/shutdown` has shut the browser down, so the
     /// server can exit.
     pub shutdown: Arc<tokio::sync::Notify>,
+    pub policy_settings: Arc<str>,
+    pub approvals: Arc<approvals::Approvals>,
 }
 
 /// The HTTP method of a REST route.
@@ -126,6 +148,8 @@ pub struct Operation {
     pub rest: Option<RestRoute>,
     pub tool: Option<String>,
     pub scope: Scope,
+    /// What approval policies are told it does.
+    pub category: Category,
     /// Answers an action envelope.
     pub envelope: bool,
     pub presentation: Presentation,
@@ -151,6 +175,7 @@ impl Operation {
             rest: None,
             tool: None,
             scope: Scope::Read,
+            category: Category::Read,
             envelope: false,
             presentation: Presentation::Json,
             input_schema: input::schema_of::<I>(),
@@ -175,6 +200,7 @@ impl Operation {
         let mut op = Operation::new(name, description, run);
         op.input_schema = schema;
         op.scope = Scope::Act;
+        op.category = Category::Mutation;
         op
     }
 
@@ -212,8 +238,21 @@ impl Operation {
         self
     }
 
+    /// The scope it needs; its policy category follows unless set after.
     pub fn scope(mut self, scope: Scope) -> Self {
         self.scope = scope;
+        self.category = match scope {
+            Scope::Read => Category::Read,
+            Scope::Act => Category::Mutation,
+            Scope::Script => Category::Script,
+            Scope::Admin => Category::Lifecycle,
+        };
+        self
+    }
+
+    /// What approval policies are told it does.
+    pub fn category(mut self, category: Category) -> Self {
+        self.category = category;
         self
     }
 
@@ -244,8 +283,18 @@ impl Operation {
 
     /// Runs the operation on `input` (a JSON object) for `ctx.caller`. In
     /// its own task: a panic or a client that hangs up ends only this call.
-    pub async fn run(&self, ctx: Ctx, input: Value) -> Result<Output> {
+    pub async fn run(&self, ctx: Ctx, mut input: Value) -> Result<Output> {
         ctx.caller.may(self.scope, &self.name)?;
+        ctx.pass_policies(approvals::Door {
+            operation: &self.name,
+            category: self.category,
+            input: &input,
+            caller: &ctx.caller,
+        })
+        .await?;
+        if let Some(fields) = input.as_object_mut() {
+            fields.remove("approval_id");
+        }
         let run = self.run.clone();
         tokio::spawn(async move { run(ctx, input).await })
             .await

@@ -35,6 +35,9 @@ pub struct Options {
     pub auth_token: Option<String>,
     /// Per-user tokens (`--auth-tokens FILE`, see `wabp_api::auth`).
     pub auth_tokens_file: Option<PathBuf>,
+    /// The operator's approval policy (`--policy FILE`, TOML), handed to
+    /// every policy plugin (the built-in `standard-policy` applies it).
+    pub policy_file: Option<PathBuf>,
     /// Folders file choosers may upload from, besides the session's
     /// `uploads/` (`--upload-dir`).
     pub upload_dirs: Vec<PathBuf>,
@@ -72,6 +75,7 @@ impl Options {
             session_dir,
             auth_token: None,
             auth_tokens_file: None,
+            policy_file: None,
             upload_dirs: Vec::new(),
             uploads_anywhere: true,
             record_secrets: false,
@@ -138,6 +142,10 @@ impl App {
             }
             None => None,
         };
+        let policy_settings = match &options.policy_file {
+            Some(path) => read_policy(path)?,
+            None => "{}".to_string(),
+        };
         let mut tokens = wabp_api::Tokens::new(options.auth_token.as_deref());
         if let Some(path) = &options.auth_tokens_file {
             tokens.add_file_at(path).map_err(anyhow::Error::msg)?;
@@ -199,11 +207,8 @@ impl App {
             store: history.clone(),
             record_secrets: options.record_secrets,
         }));
-        let services = wabp_api::Services {
-            engine: engine.clone(),
-            history: Some(history.clone()),
-            shutdown: Arc::new(tokio::sync::Notify::new()),
-        };
+        let mut services = wabp_api::Services::new(engine.clone(), Some(history.clone()));
+        services.policy_settings = policy_settings.into();
         let catalogue = Arc::new(wabp_api::Catalogue::new(engine.clone()));
         let mcp = wabp_mcp::WabpMcp::new(services.clone(), catalogue.clone());
         Ok(App {
@@ -346,6 +351,15 @@ impl App {
     }
 }
 
+/// A policy file (TOML) as the JSON policy plugins read.
+fn read_policy(path: &std::path::Path) -> anyhow::Result<String> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("policy file {}", path.display()))?;
+    let table: toml::Table = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
+    Ok(serde_json::to_string(&table)?)
+}
+
 /// Keeps history under `max_bytes`: at start, then every minute, while the
 /// engine lives; the oldest sessions go first, never the current one.
 fn spawn_retention(engine: std::sync::Weak<Engine>, history: HistoryStore, max_bytes: u64) {
@@ -382,4 +396,25 @@ async fn session_end_is_no_content(
         *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_policy_file_reads_as_json() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/policy.toml");
+        let json: serde_json::Value = serde_json::from_str(&read_policy(&path).unwrap()).unwrap();
+        assert_eq!(json["ask"], serde_json::json!(["script"]));
+        assert_eq!(
+            json["navigation"]["deny"],
+            serde_json::json!(["ads.example.com"])
+        );
+        let bad = std::env::temp_dir().join(format!("wabp-bad-policy-{}.toml", std::process::id()));
+        std::fs::write(&bad, "ask = [").unwrap();
+        let err = read_policy(&bad).unwrap_err().to_string();
+        assert!(err.contains("wabp-bad-policy"), "{err}");
+        let _ = std::fs::remove_file(bad);
+    }
 }

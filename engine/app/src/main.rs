@@ -104,6 +104,10 @@ struct ServeArgs {
         env = "WABP_HISTORY_MAX_MB"
     )]
     history_max_mb: u64,
+    /// An approval policy (TOML): allowed, denied and asked domains, script
+    /// on/off, read-only users, categories to ask about; see the README.
+    #[arg(long, value_name = "FILE", env = "WABP_POLICY")]
+    policy: Option<PathBuf>,
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
@@ -231,6 +235,7 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         session_dir: session_dir.clone(),
         auth_token: args.auth_token,
         auth_tokens_file: args.auth_tokens,
+        policy_file: args.policy,
         upload_dirs: args.upload_dir,
         uploads_anywhere: loopback,
         record_secrets: args.record_secrets,

@@ -38,6 +38,10 @@ pub enum ErrorCode {
     StaleRef,
     /// A per-user session or tab limit is reached and nothing can be evicted.
     LimitReached,
+    /// An approval policy refused the operation.
+    PolicyDenied,
+    /// An approval policy wants a person to approve the operation first.
+    ApprovalRequired,
     /// A plugin trapped, ran out of time or memory.
     PluginFailed,
     Internal,
@@ -63,7 +67,7 @@ impl ErrorCode {
             ErrorCode::HumanMode | ErrorCode::StaleRef => 409,
             ErrorCode::LimitReached => 429,
             ErrorCode::Unauthorized => 401,
-            ErrorCode::Forbidden => 403,
+            ErrorCode::Forbidden | ErrorCode::PolicyDenied | ErrorCode::ApprovalRequired => 403,
             ErrorCode::UnsupportedMediaType => 415,
             ErrorCode::NotReady => 503,
             // The page or address the client named could not be reached:
@@ -104,6 +108,8 @@ impl ErrorCode {
             ErrorCode::HumanMode => "HUMAN_MODE",
             ErrorCode::Unauthorized => "UNAUTHORIZED",
             ErrorCode::Forbidden => "FORBIDDEN",
+            ErrorCode::PolicyDenied => "POLICY_DENIED",
+            ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
             ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ErrorCode::PluginFailed => "PLUGIN_FAILED",
             ErrorCode::Internal => "INTERNAL",
@@ -116,6 +122,9 @@ impl ErrorCode {
 pub struct Error {
     pub code: ErrorCode,
     pub message: String,
+    /// Fields the error body carries besides `error` and `code` (an
+    /// approval's id and prompt).
+    pub details: Option<Box<serde_json::Map<String, serde_json::Value>>>,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -125,7 +134,14 @@ impl Error {
         Error {
             code,
             message: message.into(),
+            details: None,
         }
+    }
+
+    /// The same error with these extra body fields.
+    pub fn with_details(mut self, details: serde_json::Map<String, serde_json::Value>) -> Self {
+        self.details = Some(Box::new(details));
+        self
     }
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidRequest, message)

@@ -351,7 +351,54 @@ pub struct PluginInfo {
     /// "active" or "failed".
     pub status: String,
     pub last_error: Option<String>,
+    /// The last call that failed (a policy that trapped or timed out, and
+    /// so denied), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
     pub loaded_at_ms: u64,
+}
+
+/// What an operation does, for approval policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Category {
+    Navigation,
+    Mutation,
+    Input,
+    Script,
+    Read,
+    Lifecycle,
+}
+
+/// What a policy is asked before an operation runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyRequest {
+    pub category: Category,
+    /// The catalogue's operation name.
+    pub operation: String,
+    pub target_url: Option<String>,
+    pub tab_url: Option<String>,
+    pub user: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allow,
+    Deny(String),
+    Ask(String),
+}
+
+/// An approval policy plugin. A failure (trap, timeout, error) is the
+/// caller's to treat as a denial.
+#[async_trait]
+pub trait ApprovalPolicy: Send + Sync {
+    fn plugin_name(&self) -> &str;
+    /// `settings`: the operator's policy file as JSON (`{}` without one).
+    async fn decide(
+        &self,
+        settings: &str,
+        request: &PolicyRequest,
+    ) -> Result<Verdict, PluginFailure>;
 }
 
 /// The live set of plugins, keyed by action name, markup tag and wait type.
@@ -365,6 +412,10 @@ pub trait PluginRegistry: Send + Sync {
     fn wait(&self, wait_type: &str) -> Option<Arc<dyn WaitHeuristic>>;
     fn waits(&self) -> Vec<WaitSpec>;
     fn plugins(&self) -> Vec<PluginInfo>;
+    /// Every loaded approval policy; each is asked before every operation.
+    fn policies(&self) -> Vec<Arc<dyn ApprovalPolicy>> {
+        Vec::new()
+    }
     /// Subscribe to "the set of actions changed" (hot reload), for MCP's
     /// list_changed notifications.
     fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64>;

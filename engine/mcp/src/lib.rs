@@ -187,6 +187,11 @@ impl WabpMcp {
                 } else {
                     format!("{} ({})", e.message, e.code.as_str())
                 };
+                // What to retry with (an approval's id) comes along as JSON.
+                let text = match &e.details {
+                    Some(details) => format!("{text} {}", Value::Object((**details).clone())),
+                    None => text,
+                };
                 CallToolResult::error(vec![ContentBlock::text(text)])
             }
         }
@@ -440,11 +445,7 @@ mod tests {
             },
             Arc::new(NoPlugins),
         );
-        let services = Services {
-            engine: engine.clone(),
-            history: None,
-            shutdown: Arc::new(tokio::sync::Notify::new()),
-        };
+        let services = Services::new(engine.clone(), None);
         WabpMcp::new(services, Arc::new(Catalogue::new(engine)))
     }
 

@@ -1,5 +1,5 @@
-//! Generated bindings for the three plugin worlds, in one place. The action
-//! world generates the shared types and host interfaces; the other two reuse
+//! Generated bindings for the plugin worlds, in one place. The action
+//! world generates the shared types and host interfaces; the others reuse
 //! them with `with:` so one host implementation serves all.
 
 pub mod action {
@@ -28,6 +28,19 @@ pub mod wait {
     wasmtime::component::bindgen!({
         path: "../../wit",
         world: "wait-heuristic",
+        imports: { default: async },
+        exports: { default: async },
+        with: {
+            "wabp:plugin/types": super::action::wabp::plugin::types,
+            "wabp:plugin/log": super::action::wabp::plugin::log,
+        },
+    });
+}
+
+pub mod policy {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "approval-policy",
         imports: { default: async },
         exports: { default: async },
         with: {

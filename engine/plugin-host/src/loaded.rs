@@ -10,8 +10,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 use wabp_core::ErrorCode;
 use wabp_core::plugin::{
-    ActionContext, ActionHandler, ActionSpec, Color, MarkupElement, MarkupRenderer, PageHost,
-    PluginFailure, Rect, Shape, WaitDecision, WaitHeuristic, WaitSession, WaitSignal, WaitSpec,
+    ActionContext, ActionHandler, ActionSpec, ApprovalPolicy, Category, Color, MarkupElement,
+    MarkupRenderer, PageHost, PluginFailure, PolicyRequest, Rect, Shape, Verdict, WaitDecision,
+    WaitHeuristic, WaitSession, WaitSignal, WaitSpec,
 };
 use wasmtime::Store;
 use wasmtime::component::Component;
@@ -35,12 +36,17 @@ pub enum Exports {
         pre: bindings::wait::WaitHeuristicPre<HostState>,
         specs: Vec<WaitSpec>,
     },
+    Policy {
+        pre: bindings::policy::ApprovalPolicyPre<HostState>,
+    },
 }
 
 /// Everything about a plugin version but its exports: enough to run calls.
 pub struct PluginBase {
     pub manifest: Manifest,
     pub name: Arc<str>,
+    /// Why the last failed call failed, if one did (shown by `GET /plugins`).
+    pub last_failure: std::sync::Mutex<Option<String>>,
     grants: HashSet<Capability>,
     runtime: Arc<Runtime>,
 }
@@ -138,6 +144,7 @@ impl LoadedPlugin {
         let plugin = PluginBase {
             manifest,
             name,
+            last_failure: Default::default(),
             grants,
             runtime: runtime.clone(),
         };
@@ -245,6 +252,14 @@ impl LoadedPlugin {
                 }
                 Exports::Wait { pre, specs }
             }
+            Kind::Policy => {
+                let pre = runtime
+                    .policy_linker
+                    .instantiate_pre(&component)
+                    .map_err(link_error)?;
+                let pre = bindings::policy::ApprovalPolicyPre::new(pre).map_err(link_error)?;
+                Exports::Policy { pre }
+            }
         };
         Ok(LoadedPlugin {
             base: plugin,
@@ -261,6 +276,7 @@ impl LoadedPlugin {
             Exports::Action { specs, .. } => specs.iter().map(|s| s.name.clone()).collect(),
             Exports::Markup { tags, .. } => tags.clone(),
             Exports::Wait { specs, .. } => specs.iter().map(|s| s.name.clone()).collect(),
+            Exports::Policy { .. } => vec!["policy".into()],
         }
     }
 }
@@ -604,5 +620,73 @@ impl WaitHeuristic for WaitPlugin {
             }),
             wit_decision(decision),
         ))
+    }
+}
+
+/// Policy plugins, asked before every operation. A failed call is recorded
+/// (`GET /plugins` shows it) and returned: the caller denies.
+pub struct PolicyPlugin(pub Arc<LoadedPlugin>);
+
+#[async_trait]
+impl ApprovalPolicy for PolicyPlugin {
+    fn plugin_name(&self) -> &str {
+        &self.0.name
+    }
+
+    async fn decide(
+        &self,
+        settings: &str,
+        request: &PolicyRequest,
+    ) -> std::result::Result<Verdict, PluginFailure> {
+        use bindings::policy::exports::wabp::plugin::policy as wit;
+        let plugin = &self.0;
+        let Exports::Policy { pre } = &plugin.exports else {
+            return Err(plugin.failure(ErrorCode::Internal, "not a policy plugin"));
+        };
+        let pre = pre.clone();
+        let request = wit::Request {
+            category: match request.category {
+                Category::Navigation => wit::Category::Navigation,
+                Category::Mutation => wit::Category::Mutation,
+                Category::Input => wit::Category::Input,
+                Category::Script => wit::Category::Script,
+                Category::Read => wit::Category::Read,
+                Category::Lifecycle => wit::Category::Lifecycle,
+            },
+            operation: request.operation.clone(),
+            target_url: request.target_url.clone(),
+            tab_url: request.tab_url.clone(),
+            user: request.user.clone(),
+        };
+        let settings = settings.to_string();
+        let mut store = plugin.store(None);
+        let answer = plugin
+            .guarded(&mut store, |store| {
+                Box::pin(async move {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    instance
+                        .wabp_plugin_policy()
+                        .call_decide(&mut *store, &settings, &request)
+                        .await
+                })
+            })
+            .await
+            .and_then(|outcome| outcome.map_err(|e| plugin.plugin_error(e)));
+        match answer {
+            Ok(verdict) => Ok(match verdict {
+                wit::Verdict::Allow => Verdict::Allow,
+                wit::Verdict::Deny(reason) => Verdict::Deny(reason),
+                wit::Verdict::Ask(prompt) => Verdict::Ask(prompt),
+            }),
+            Err(failure) => {
+                // Kept until the plugin is reloaded: a denial's cause.
+                *plugin.last_failure.lock().unwrap() = Some(format!(
+                    "{} (at {} ms since the epoch; the operation was denied)",
+                    failure.message,
+                    wabp_core::clock::now_ms() as u64
+                ));
+                Err(failure)
+            }
+        }
     }
 }

@@ -10,6 +10,7 @@ pub enum Kind {
     Action,
     Markup,
     Wait,
+    Policy,
 }
 
 impl Kind {
@@ -18,6 +19,7 @@ impl Kind {
             Kind::Action => "action",
             Kind::Markup => "markup",
             Kind::Wait => "wait",
+            Kind::Policy => "policy",
         }
     }
 }
@@ -123,6 +125,8 @@ impl Manifest {
             Kind::Action => 60_000,
             Kind::Markup => 5_000,
             Kind::Wait => 2_000,
+            // Asked before every operation: it must be quick.
+            Kind::Policy => 1_000,
         };
         std::time::Duration::from_millis(
             self.limits

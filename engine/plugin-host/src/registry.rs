@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use wabp_core::plugin::{
-    ActionHandler, ActionSpec, MarkupRenderer, PluginInfo, PluginRegistry, WaitHeuristic, WaitSpec,
+    ActionHandler, ActionSpec, ApprovalPolicy, MarkupRenderer, PluginInfo, PluginRegistry,
+    WaitHeuristic, WaitSpec,
 };
 
 use crate::error::{Error, Result};
-use crate::loaded::{Exports, LoadedPlugin, WaitPlugin};
+use crate::loaded::{Exports, LoadedPlugin, PolicyPlugin, WaitPlugin};
 use crate::manifest::Manifest;
 use crate::runtime::{Runtime, content_hash};
 
@@ -47,6 +48,8 @@ struct Lookup {
     actions: BTreeMap<String, (Arc<LoadedPlugin>, ActionSpec)>,
     markup: BTreeMap<String, Arc<LoadedPlugin>>,
     waits: BTreeMap<String, (Arc<WaitPlugin>, WaitSpec)>,
+    /// By plugin name: a folder plugin of the same name replaces a built-in.
+    policies: BTreeMap<String, Arc<PolicyPlugin>>,
 }
 
 pub struct Registry {
@@ -251,6 +254,12 @@ impl Registry {
                         }
                     }
                 }
+                Exports::Policy { .. } => {
+                    lookup.policies.insert(
+                        plugin.name.to_string(),
+                        Arc::new(PolicyPlugin(plugin.clone())),
+                    );
+                }
                 Exports::Wait { specs, .. } => {
                     let wait = Arc::new(WaitPlugin(plugin.clone()));
                     for spec in specs {
@@ -362,9 +371,20 @@ impl PluginRegistry for Registry {
                         .unwrap_or_default(),
                     status: status.into(),
                     last_error: slot.last_error.clone(),
+                    last_failure: slot
+                        .active
+                        .as_ref()
+                        .and_then(|a| a.last_failure.lock().unwrap().clone()),
                     loaded_at_ms: slot.loaded_at_ms,
                 }
             })
+            .collect()
+    }
+    fn policies(&self) -> Vec<Arc<dyn ApprovalPolicy>> {
+        self.current()
+            .policies
+            .values()
+            .map(|p| p.clone() as Arc<dyn ApprovalPolicy>)
             .collect()
     }
     fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {

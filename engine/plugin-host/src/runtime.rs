@@ -24,6 +24,7 @@ pub struct Runtime {
     pub action_linker: Linker<HostState>,
     pub markup_linker: Linker<HostState>,
     pub wait_linker: Linker<HostState>,
+    pub policy_linker: Linker<HostState>,
     cache: Mutex<HashMap<[u8; 32], Component>>,
 }
 
@@ -71,11 +72,16 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut wait_linker).map_err(linker_error)?;
         bindings::wait::WaitHeuristic::add_to_linker::<_, HasSelf<_>>(&mut wait_linker, |s| s)
             .map_err(linker_error)?;
+        let mut policy_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut policy_linker).map_err(linker_error)?;
+        bindings::policy::ApprovalPolicy::add_to_linker::<_, HasSelf<_>>(&mut policy_linker, |s| s)
+            .map_err(linker_error)?;
         Ok(Arc::new(Runtime {
             engine,
             action_linker,
             markup_linker,
             wait_linker,
+            policy_linker,
             cache: Mutex::new(HashMap::new()),
         }))
     }

@@ -22,11 +22,11 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             tracing::error!(code = self.0.code.as_str(), "{}", self.0.message);
         }
-        (
-            status,
-            Json(json!({ "error": self.0.message, "code": self.0.code.as_str() })),
-        )
-            .into_response()
+        let mut body = json!({ "error": self.0.message, "code": self.0.code.as_str() });
+        if let (Some(details), Some(fields)) = (self.0.details, body.as_object_mut()) {
+            fields.extend(*details);
+        }
+        (status, Json(body)).into_response()
     }
 }
 

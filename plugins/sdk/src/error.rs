@@ -98,6 +98,8 @@ into_wit_error!(action);
 into_wit_error!(markup);
 #[cfg(feature = "wait")]
 into_wit_error!(wait);
+#[cfg(feature = "policy")]
+into_wit_error!(policy);
 
 #[cfg(feature = "action")]
 impl From<crate::host::HostError> for PluginError {

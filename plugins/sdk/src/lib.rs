@@ -2,9 +2,10 @@
 //!
 //! A plugin is a WebAssembly component (`wasm32-wasip2`, `crate-type =
 //! ["cdylib"]`) of one kind: an **action** (named browser actions), a
-//! **markup** renderer (shapes drawn over screenshots) or a **wait**
-//! heuristic (decides when an action has settled). Enable exactly one of the
-//! features `action`, `markup` or `wait`, implement the matching trait on a
+//! **markup** renderer (shapes drawn over screenshots), a **wait**
+//! heuristic (decides when an action has settled) or an approval **policy**
+//! (allows, denies or asks before each operation). Enable exactly one of the
+//! features `action`, `markup`, `wait` or `policy`, implement the matching trait on a
 //! unit struct and export it with the matching macro:
 //!
 //! ```ignore
@@ -73,6 +74,16 @@ pub mod bindings {
             additional_derives: [PartialEq],
         });
     }
+
+    #[cfg(feature = "policy")]
+    pub mod policy {
+        wit_bindgen::generate!({
+            world: "approval-policy",
+            path: "../../wit",
+            pub_export_macro: true,
+            additional_derives: [PartialEq],
+        });
+    }
 }
 
 mod error;
@@ -82,7 +93,7 @@ pub use error::{ErrorCode, PluginError};
 pub use params::Params;
 pub use serde_json::{self, Value, json};
 
-#[cfg(any(feature = "action", feature = "markup", feature = "wait"))]
+#[cfg(any(feature = "action", feature = "markup", feature = "wait", feature = "policy"))]
 pub mod log;
 
 #[cfg(feature = "action")]
@@ -104,6 +115,11 @@ mod wait;
 #[cfg(feature = "wait")]
 pub use wait::{Decision, RequestInfo, Signal, WaitPlugin, WaitSpec};
 
+#[cfg(feature = "policy")]
+mod policy;
+#[cfg(feature = "policy")]
+pub use policy::{Category, PolicyPlugin, PolicyRequest, Verdict};
+
 /// Glue used by the export macros; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
@@ -113,4 +129,6 @@ pub mod __private {
     pub use crate::markup::glue as markup;
     #[cfg(feature = "wait")]
     pub use crate::wait::glue as wait;
+    #[cfg(feature = "policy")]
+    pub use crate::policy::glue as policy;
 }

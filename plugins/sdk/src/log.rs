@@ -8,6 +8,8 @@ use crate::bindings::action::wabp::plugin::log as wit;
 use crate::bindings::markup::wabp::plugin::log as wit;
 #[cfg(all(feature = "wait", not(any(feature = "action", feature = "markup"))))]
 use crate::bindings::wait::wabp::plugin::log as wit;
+#[cfg(all(feature = "policy", not(any(feature = "action", feature = "markup", feature = "wait"))))]
+use crate::bindings::policy::wabp::plugin::log as wit;
 
 /// Logs at debug level.
 pub fn debug(message: &str) {

@@ -11,7 +11,7 @@ use wabp_core::plugin::{ActionSpec, PluginRegistry};
 use wabp_core::{ActionOptions, Error, Result};
 
 use super::{options_properties, resolve_tab};
-use crate::{Ctx, Operation, Output, Scope};
+use crate::{Category, Ctx, Operation, Output, Scope};
 
 /// The route of any action by name; a plugin action also answers at its own
 /// path (`/tabs/{tab_id}/actions/<name>`, or ABP's short one).
@@ -187,7 +187,20 @@ pub fn operation(spec: &ActionSpec) -> Operation {
     )
     .post(&path)
     .scope(Scope::Act)
+    .category(action_category(&spec.name))
     .answers_envelope()
+}
+
+/// What an action does, for approval policies: typing is input, looking
+/// around (scroll, hover, moving the pointer) reads, the rest mutates.
+fn action_category(name: &str) -> Category {
+    match name {
+        "type" | "fill" | "press" | "select" | "upload" => Category::Input,
+        n if n.starts_with("keyboard") || n.starts_with("key_") => Category::Input,
+        "scroll" | "hover" | "mouse_move" | "move" | "screenshot" => Category::Read,
+        "navigate" | "back" | "forward" | "reload" => Category::Navigation,
+        _ => Category::Mutation,
+    }
 }
 
 #[cfg(test)]

@@ -104,6 +104,13 @@ pub fn operations() -> Vec<Operation> {
         .post("/browser/input-mode")
         .scope(Scope::Admin),
         Operation::new(
+            "approve",
+            "Decide an approval a policy asked for (an APPROVAL_REQUIRED answer's approval_id): approved, the same request sent again with \"approval_id\" runs once; rejected, it answers POLICY_DENIED.",
+            |ctx, input: Decide| async move { json(ctx.approvals.decide(&input.id, input.approve)?) },
+        )
+        .post("/approvals/{id}")
+        .scope(Scope::Admin),
+        Operation::new(
             "plugins",
             "The loaded plugins, the actions, markup tags and wait types they provide, and any load errors.",
             |ctx, _: Nothing| async move {
@@ -126,4 +133,12 @@ pub fn operations() -> Vec<Operation> {
         )
         .get("/openapi.json"),
     ]
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Decide {
+    /// The approval's id, from an `APPROVAL_REQUIRED` answer.
+    id: String,
+    /// `true` lets the request run once; `false` refuses it.
+    approve: bool,
 }

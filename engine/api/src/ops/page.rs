@@ -7,7 +7,7 @@ use wabp_core::engine::answers;
 use wabp_core::{ActionOptions, Error};
 
 use super::{Options, TabRef, json};
-use crate::{Operation, Output, Presentation, Scope};
+use crate::{Category, Operation, Output, Presentation, Scope};
 
 #[derive(Deserialize, JsonSchema)]
 struct Wait {
@@ -106,6 +106,7 @@ pub fn operations() -> Vec<Operation> {
         .post("/tabs/{tab_id}/wait")
         .tool("browser_wait")
         .scope(Scope::Act)
+        .category(Category::Read)
         .answers_envelope(),
         Operation::new(
             "screenshot_action",

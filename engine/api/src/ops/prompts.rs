@@ -8,7 +8,7 @@ use wabp_core::downloads::DownloadState;
 use wabp_core::{Error, Result};
 
 use super::{TabRef, json, to_json};
-use crate::{Ctx, Operation, Output, Scope};
+use crate::{Category, Ctx, Operation, Output, Scope};
 
 #[derive(Deserialize, JsonSchema)]
 struct DialogAccept {
@@ -303,7 +303,8 @@ pub fn operations() -> Vec<Operation> {
         )
         .post("/file-chooser/{id}")
         .tool("browser_file_chooser")
-        .scope(Scope::Act),
+        .scope(Scope::Act)
+        .category(Category::Input),
         Operation::new(
             "select",
             "Answer a pending `<select>` popup (a `select_open` event's id) with option indices, or cancel it.",
@@ -322,7 +323,8 @@ pub fn operations() -> Vec<Operation> {
         )
         .post("/select/{id}")
         .tool("browser_select")
-        .scope(Scope::Act),
+        .scope(Scope::Act)
+        .category(Category::Input),
         Operation::new(
             "datetime_picker",
             "Answer a pending date/time picker (a `datetime_picker_open` event's id) with a value in the input's own format, or cancel it. Sets the value and fires `input` and `change`.",
@@ -330,7 +332,8 @@ pub fn operations() -> Vec<Operation> {
         )
         .post("/datetime-picker/{id}")
         .tool("browser_datetime_picker")
-        .scope(Scope::Act),
+        .scope(Scope::Act)
+        .category(Category::Input),
         Operation::new(
             "color_picker",
             "Answer a pending colour picker (a `color_picker_open` event's id) with `#rrggbb`, or cancel it. Sets the value and fires `input` and `change`.",
@@ -338,7 +341,8 @@ pub fn operations() -> Vec<Operation> {
         )
         .post("/color-picker/{id}")
         .tool("browser_color_picker")
-        .scope(Scope::Act),
+        .scope(Scope::Act)
+        .category(Category::Input),
         Operation::new(
             "downloads",
             "The caller's downloads, newest first.",

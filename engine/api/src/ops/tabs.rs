@@ -7,7 +7,7 @@ use wabp_core::engine::TabSummary;
 use wabp_core::engine::answers;
 
 use super::{Nothing, Options, TabRef, json};
-use crate::{Operation, Output, Scope};
+use crate::{Category, Operation, Output, Scope};
 
 #[derive(Deserialize, JsonSchema)]
 struct CreateTab {
@@ -80,7 +80,8 @@ pub fn operations() -> Vec<Operation> {
         .created()
         .answers::<answers::CreatedTab>()
         .tool("browser_new_tab")
-        .scope(Scope::Act),
+        .scope(Scope::Act)
+        .category(Category::Navigation),
         Operation::new(
             "tab_info",
             "One tab: id, url, title, whether it is loading.",
@@ -145,6 +146,7 @@ pub fn operations() -> Vec<Operation> {
         .post("/tabs/{tab_id}/navigate")
         .tool("browser_navigate")
         .scope(Scope::Act)
+        .category(Category::Navigation)
         .answers_envelope(),
         history_step("back", "Go back one entry in the tab's history.", -1),
         history_step("forward", "Go forward one entry in the tab's history.", 1),
@@ -162,6 +164,7 @@ pub fn operations() -> Vec<Operation> {
         .post("/tabs/{tab_id}/reload")
         .tool("browser_reload")
         .scope(Scope::Act)
+        .category(Category::Navigation)
         .answers_envelope(),
     ]
 }
@@ -179,5 +182,6 @@ fn history_step(name: &str, description: &str, step: i64) -> Operation {
     .post(&format!("/tabs/{{tab_id}}/{name}"))
     .tool(&format!("browser_{name}"))
     .scope(Scope::Act)
+    .category(Category::Navigation)
     .answers_envelope()
 }

@@ -867,6 +867,11 @@ impl Engine {
         Ok(out)
     }
 
+    /// The URL `caller`'s tab `tab_id` last committed, if it is theirs.
+    pub fn tab_url(&self, caller: &Caller, tab_id: &str) -> Option<String> {
+        self.tab(caller, tab_id).ok().map(|tab| tab.url())
+    }
+
     pub async fn tab_info(&self, caller: &Caller, tab_id: &str) -> Result<answers::TabInfo> {
         let tab = self.tab(caller, tab_id)?;
         let (url, title) = tab.session.info().await?;

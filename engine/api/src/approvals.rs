@@ -1,0 +1,239 @@
+//! Approval policies at the catalogue's door: every operation is put to the
+//! loaded policy plugins before it runs. A denial answers 403
+//! `POLICY_DENIED`; an "ask" answers 403 `APPROVAL_REQUIRED` with an
+//! `approval_id` that an admin decides (`POST /approvals/{id}`), after which
+//! the same request sent again with `"approval_id"` runs once. A policy that
+//! fails (trap, timeout, error) denies: the door fails closed.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+use wabp_core::plugin::{Category, PolicyRequest, Verdict};
+use wabp_core::{Caller, Error, ErrorCode, Result};
+
+/// How long an approval waits for its decision, then for its retry.
+const APPROVAL_LIFETIME: Duration = Duration::from_secs(600);
+/// Pending approvals kept at most (the oldest go first).
+const MAX_APPROVALS: usize = 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    Pending,
+    Approved,
+    Rejected,
+}
+
+struct Approval {
+    operation: String,
+    /// The request's input (without `approval_id`), hashed: the retry must
+    /// be the same request.
+    input: [u8; 32],
+    user: Option<String>,
+    prompt: String,
+    decision: Decision,
+    created: Instant,
+}
+
+/// The approvals asked for and not yet used.
+#[derive(Default)]
+pub struct Approvals {
+    asked: Mutex<HashMap<String, Approval>>,
+}
+
+fn input_digest(input: &Value) -> [u8; 32] {
+    let mut input = input.clone();
+    if let Some(fields) = input.as_object_mut() {
+        fields.remove("approval_id");
+    }
+    // serde_json's maps are ordered: the same input hashes the same.
+    Sha256::digest(input.to_string().as_bytes()).into()
+}
+
+fn approval_required(id: &str, prompt: &str) -> Error {
+    let mut details = Map::new();
+    details.insert("approval_required".into(), json!(true));
+    details.insert("prompt".into(), json!(prompt));
+    details.insert("approval_id".into(), json!(id));
+    Error::new(
+        ErrorCode::ApprovalRequired,
+        format!("Approval required: {prompt}"),
+    )
+    .with_details(details)
+}
+
+fn denied(reason: &str) -> Error {
+    Error::new(
+        ErrorCode::PolicyDenied,
+        format!("Action denied by approval policy: {reason}"),
+    )
+}
+
+impl Approvals {
+    fn asked(&self) -> std::sync::MutexGuard<'_, HashMap<String, Approval>> {
+        let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+        asked.retain(|_, a| a.created.elapsed() < APPROVAL_LIFETIME);
+        asked
+    }
+
+    fn ask(&self, operation: &str, input: &Value, caller: &Caller, prompt: &str) -> Error {
+        let id = wabp_core::ids::random_id("apr");
+        let mut asked = self.asked();
+        if asked.len() >= MAX_APPROVALS
+            && let Some(oldest) = asked
+                .iter()
+                .min_by_key(|(_, a)| a.created)
+                .map(|(id, _)| id.clone())
+        {
+            asked.remove(&oldest);
+        }
+        asked.insert(
+            id.clone(),
+            Approval {
+                operation: operation.to_string(),
+                input: input_digest(input),
+                user: caller.user_id().map(str::to_string),
+                prompt: prompt.to_string(),
+                decision: Decision::Pending,
+                created: Instant::now(),
+            },
+        );
+        approval_required(&id, prompt)
+    }
+
+    /// An admin's decision on approval `id`.
+    pub fn decide(&self, id: &str, approve: bool) -> Result<Value> {
+        let mut asked = self.asked();
+        let approval = asked.get_mut(id).ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                format!(
+                    "no approval {} is waiting (unknown, used or expired)",
+                    wabp_core::error::cut(id)
+                ),
+            )
+        })?;
+        if approval.decision != Decision::Pending {
+            return Err(Error::invalid(format!("approval {id} is already decided")));
+        }
+        approval.decision = if approve {
+            Decision::Approved
+        } else {
+            Decision::Rejected
+        };
+        Ok(json!({
+            "approval_id": id,
+            "approved": approve,
+            "operation": approval.operation,
+            "prompt": approval.prompt,
+            "user": approval.user,
+        }))
+    }
+
+    /// A retry that names `id`: runs once if approved for exactly this
+    /// request and caller.
+    fn redeem(&self, id: &str, operation: &str, input: &Value, caller: &Caller) -> Result<()> {
+        let mut asked = self.asked();
+        let Some(approval) = asked.get(id) else {
+            return Err(Error::new(
+                ErrorCode::NotFound,
+                format!(
+                    "no approval {} is waiting (unknown, used or expired)",
+                    wabp_core::error::cut(id)
+                ),
+            ));
+        };
+        if approval.operation != operation
+            || approval.input != input_digest(input)
+            || approval.user.as_deref() != caller.user_id()
+        {
+            return Err(Error::new(
+                ErrorCode::PolicyDenied,
+                format!(
+                    "approval {id} was given for another request; send the approved one as it was"
+                ),
+            ));
+        }
+        match approval.decision {
+            Decision::Pending => Err(approval_required(id, &approval.prompt)),
+            Decision::Rejected => {
+                asked.remove(id);
+                Err(denied("an approver rejected it"))
+            }
+            Decision::Approved => {
+                asked.remove(id);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What the door needs to know about one call.
+pub(crate) struct Door<'a> {
+    pub operation: &'a str,
+    pub category: Category,
+    pub input: &'a Value,
+    pub caller: &'a Caller,
+}
+
+impl crate::Ctx {
+    /// Puts the call to every loaded policy (fails closed); Ok to run it.
+    pub(crate) async fn pass_policies(&self, door: Door<'_>) -> Result<()> {
+        if let Some(id) = door.input.get("approval_id").and_then(Value::as_str) {
+            return self
+                .approvals
+                .redeem(id, door.operation, door.input, door.caller);
+        }
+        let policies = self.engine.registry.policies();
+        if policies.is_empty() {
+            return Ok(());
+        }
+        let request = PolicyRequest {
+            category: door.category,
+            operation: door.operation.to_string(),
+            target_url: door
+                .input
+                .get("url")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            tab_url: self.tab_url(door.input),
+            user: door.caller.user_id().map(str::to_string),
+        };
+        let mut ask = None;
+        for policy in policies {
+            match policy.decide(&self.policy_settings, &request).await {
+                Ok(Verdict::Allow) => {}
+                Ok(Verdict::Deny(reason)) => return Err(denied(&reason)),
+                Ok(Verdict::Ask(prompt)) => {
+                    ask.get_or_insert(prompt);
+                }
+                Err(failure) => {
+                    return Err(denied(&format!(
+                        "policy {} failed ({}), so the operation is refused",
+                        failure.plugin, failure.message
+                    )));
+                }
+            }
+        }
+        match ask {
+            Some(prompt) => {
+                Err(self
+                    .approvals
+                    .ask(door.operation, door.input, door.caller, &prompt))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The URL of the tab a call acts on (its `tab_id`, else the caller's
+    /// active tab), if it has one the caller may see.
+    fn tab_url(&self, input: &Value) -> Option<String> {
+        let tab = match input.get("tab_id").and_then(Value::as_str) {
+            Some(id) => id.to_string(),
+            None => self.engine.active_tab(&self.caller)?,
+        };
+        self.engine.tab_url(&self.caller, &tab)
+    }
+}
