@@ -9,6 +9,20 @@ use std::time::Duration;
 use common::{block_on, decode_webp, eventually, exclusive, shared};
 use serde_json::{Value, json};
 
+/// Clicks the centre of `selector` and lets the page run `ms` after it;
+/// the envelope (asserted 200).
+async fn click_and_wait(h: &common::Harness, tab: &str, selector: &str, ms: u64) -> Value {
+    let (x, y) = h.center(tab, selector).await;
+    let (status, env) = h
+        .post(
+            &format!("/tabs/{tab}/click"),
+            json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": ms } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{env}");
+    env
+}
+
 fn event<'a>(envelope: &'a Value, kind: &str) -> Option<&'a Value> {
     envelope["events"]
         .as_array()?
@@ -389,14 +403,7 @@ fn popups_become_tabs_and_a_script_close_is_reported() {
     let (h, _g) = shared();
     block_on(async {
         let tab = h.tab_on("/events").await;
-        let (x, y) = h.center(&tab, "#openwin").await;
-        let (status, env) = h
-            .post(
-                &format!("/tabs/{tab}/click"),
-                json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": 800 } }),
-            )
-            .await;
-        assert_eq!(status, 200, "{env}");
+        let env = click_and_wait(&h, &tab, "#openwin", 800).await;
         let popup = event(&env, "popup").expect("popup event").clone();
         assert_eq!(popup["data"]["source_tab_id"], tab.as_str());
         assert_eq!(popup["data"]["popup_type"], "window");
@@ -489,14 +496,7 @@ fn downloads_are_saved_listed_and_cancellable() {
     let (h, _g) = shared();
     block_on(async {
         let tab = h.tab_on("/events").await;
-        let (x, y) = h.center(&tab, "#download").await;
-        let (status, env) = h
-            .post(
-                &format!("/tabs/{tab}/click"),
-                json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": 1500 } }),
-            )
-            .await;
-        assert_eq!(status, 200, "{env}");
+        let env = click_and_wait(&h, &tab, "#download", 1500).await;
         let started = event(&env, "download_started")
             .expect("download_started")
             .clone();
@@ -881,14 +881,7 @@ fn a_download_past_the_size_limit_is_stopped() {
         let h = h.with_server(server);
         let tab = h.tab_on("/events").await;
         // 6.4 MB, announced by its Content-Length.
-        let (x, y) = h.center(&tab, "#slowdl").await;
-        let (status, env) = h
-            .post(
-                &format!("/tabs/{tab}/click"),
-                json!({ "x": x, "y": y, "wait_until": { "type": "time", "duration_ms": 1000 } }),
-            )
-            .await;
-        assert_eq!(status, 200, "{env}");
+        click_and_wait(&h, &tab, "#slowdl", 1000).await;
         let stopped = eventually(Duration::from_secs(10), || async {
             let (_, list) = h.get("/downloads").await;
             list["downloads"]

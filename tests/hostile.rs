@@ -749,6 +749,23 @@ fn a_page_of_a_hundred_thousand_nodes_is_read_in_bounds() {
     });
 }
 
+/// A tab the browser's restart reopened at `/second`: its page is there
+/// and its first action carries the `browser_restarted` event.
+async fn back_at_second_with_its_event(h: &Harness, tab: &str) {
+    assert_eq!(h.eval(tab, "document.title").await, json!("Second"));
+    let (status, envelope) = timed_post(
+        h,
+        &format!("/tabs/{tab}/scroll"),
+        json!({ "x": 10, "y": 10, "delta_y": 10, "screenshot": { "area": "none" } }),
+    )
+    .await;
+    assert_eq!(status, 200, "{envelope}");
+    assert_eq!(
+        event(&envelope, "browser_restarted")["data"]["url"],
+        json!(h.url("/second"))
+    );
+}
+
 #[test]
 fn a_browser_killed_mid_action_comes_back_with_its_tabs() {
     let (h, _guard) = shared();
@@ -798,18 +815,7 @@ fn a_browser_killed_mid_action_comes_back_with_its_tabs() {
             ids.contains(&first.as_str()) && ids.contains(&second.as_str()),
             "{tabs}"
         );
-        assert_eq!(h.eval(&first, "document.title").await, json!("Second"));
-        let (status, envelope) = timed_post(
-            &h,
-            &format!("/tabs/{first}/scroll"),
-            json!({ "x": 10, "y": 10, "delta_y": 10, "screenshot": { "area": "none" } }),
-        )
-        .await;
-        assert_eq!(status, 200, "{envelope}");
-        assert_eq!(
-            event(&envelope, "browser_restarted")["data"]["url"],
-            json!(h.url("/second"))
-        );
+        back_at_second_with_its_event(&h, &first).await;
         usable(&h, &second).await;
         h.server.app.shutdown(Duration::from_secs(5)).await;
     });
@@ -896,18 +902,7 @@ fn an_attached_browser_that_goes_away_is_reattached() {
         })
         .await;
         assert!(back.is_some(), "the engine reattached");
-        assert_eq!(h.eval(&tab, "document.title").await, json!("Second"));
-        let (status, envelope) = timed_post(
-            &h,
-            &format!("/tabs/{tab}/scroll"),
-            json!({ "x": 10, "y": 10, "delta_y": 10, "screenshot": { "area": "none" } }),
-        )
-        .await;
-        assert_eq!(status, 200, "{envelope}");
-        assert_eq!(
-            event(&envelope, "browser_restarted")["data"]["url"],
-            json!(h.url("/second"))
-        );
+        back_at_second_with_its_event(&h, &tab).await;
         usable(&h, &tab).await;
         h.server.app.shutdown(Duration::from_secs(5)).await;
         let _ = browser.kill();

@@ -242,6 +242,14 @@ fn hot_reload_swaps_versions_and_a_broken_update_keeps_the_old_one() {
     });
 }
 
+fn assert_policy_denied(status: u16, body: &Value) {
+    assert_eq!(
+        (status, &body["code"]),
+        (403, &json!("POLICY_DENIED")),
+        "{body}"
+    );
+}
+
 /// An engine of its own with `policy` as its `--policy` file.
 async fn engine_with_policy(h: &common::Harness, policy: &str) -> common::Harness {
     let file = common::temp_dir("policy").join("policy.toml");
@@ -276,11 +284,7 @@ deny = ["blocked.invalid"]
             let (status, body) = h
                 .post(&format!("/tabs/{tab}/navigate"), json!({ "url": url }))
                 .await;
-            assert_eq!(
-                (status, &body["code"]),
-                (403, &json!("POLICY_DENIED")),
-                "{body}"
-            );
+            assert_policy_denied(status, &body);
             assert!(
                 body["error"]
                     .as_str()
@@ -307,11 +311,7 @@ deny = ["blocked.invalid"]
                 json!({ "userId": "viewer", "x": 5, "y": 5 }),
             )
             .await;
-        assert_eq!(
-            (status, &body["code"]),
-            (403, &json!("POLICY_DENIED")),
-            "{body}"
-        );
+        assert_policy_denied(status, &body);
         assert!(
             body["error"].as_str().unwrap().contains("may only read"),
             "{body}"
@@ -352,11 +352,7 @@ deny = ["blocked.invalid"]
                 json!({ "script": "1", "approval_id": id }),
             )
             .await;
-        assert_eq!(
-            (status, &body["code"]),
-            (403, &json!("POLICY_DENIED")),
-            "another request: {body}"
-        );
+        assert_policy_denied(status, &body);
         let (status, decided) = h
             .post(&format!("/approvals/{id}"), json!({ "approve": true }))
             .await;
@@ -396,11 +392,7 @@ deny = ["blocked.invalid"]
                 json!({ "script": "6 * 7", "approval_id": id }),
             )
             .await;
-        assert_eq!(
-            (status, &body["code"]),
-            (403, &json!("POLICY_DENIED")),
-            "{body}"
-        );
+        assert_policy_denied(status, &body);
         let (status, _) = h
             .post("/approvals/apr_unknown", json!({ "approve": true }))
             .await;
@@ -421,11 +413,7 @@ fn a_policy_plugin_that_traps_denies_and_says_so() {
         let (status, body) = h
             .post(&format!("/tabs/{tab}/execute"), json!({ "script": "1" }))
             .await;
-        assert_eq!(
-            (status, &body["code"]),
-            (403, &json!("POLICY_DENIED")),
-            "{body}"
-        );
+        assert_policy_denied(status, &body);
         assert!(
             body["error"]
                 .as_str()
