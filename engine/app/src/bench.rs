@@ -282,6 +282,34 @@ async fn main() -> anyhow::Result<()> {
         "plugin call: wait begin (instantiate + call): {:.1} µs median",
         median(calls)
     );
+    // Asked before every operation: the built-in policy with a small file.
+    let policy = registry
+        .policies()
+        .into_iter()
+        .next()
+        .expect("standard-policy loaded");
+    let settings = json!({
+        "ask": ["script"],
+        "navigation": { "allow": ["127.0.0.1", "*.example.com"], "deny": ["ads.example.com"] },
+    })
+    .to_string();
+    let request = wabp_core::plugin::PolicyRequest {
+        category: wabp_core::plugin::Category::Navigation,
+        operation: "navigate".into(),
+        target_url: Some("http://127.0.0.1:8080/page".into()),
+        tab_url: Some("http://127.0.0.1:8080/".into()),
+        user: None,
+    };
+    let mut calls = vec![];
+    for _ in 0..500 {
+        let started = Instant::now();
+        policy.decide(&settings, &request).await.unwrap();
+        calls.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    println!(
+        "plugin call: policy decide (instantiate + call): {:.1} µs median",
+        median(calls)
+    );
 
     // 4. Recording cost per action, on its own store: with and without the
     // two screenshots (the size of this run's after-frame), and the database
