@@ -269,7 +269,7 @@ fn the_policy_file_denies_asks_and_approvals_decide() {
             h,
             r#"
 read_only_users = ["viewer"]
-ask = ["script"]
+ask = ["script", "lifecycle"]
 
 [navigation]
 allow = ["127.0.0.1"]

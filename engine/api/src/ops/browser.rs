@@ -104,7 +104,7 @@ pub fn operations() -> Vec<Operation> {
         .post("/browser/input-mode")
         .scope(Scope::Admin),
         Operation::new(
-            "approve",
+            crate::approvals::APPROVE_OPERATION,
             "Decide an approval a policy asked for (an APPROVAL_REQUIRED answer's approval_id): approved, the same request sent again with \"approval_id\" runs once; rejected, it answers POLICY_DENIED.",
             |ctx, input: Decide| async move { json(ctx.approvals.decide(&input.id, input.approve)?) },
         )
