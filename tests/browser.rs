@@ -837,8 +837,11 @@ fn human_input_mode_blocks_actions_but_not_reads() {
 fn auth_token_guards_the_api_and_shutdown_stops_the_browser() {
     let (_h, _g) = shared();
     block_on(async {
-        let server =
-            common::start_server(common::temp_dir("auth-plugins"), Some("s3cret".into())).await;
+        let server = common::start_server(
+            common::temp_dir("auth-plugins"),
+            Some("s3cret-0123456789ab".into()),
+        )
+        .await;
         let http = reqwest::Client::new();
         let status_url = format!("{}/browser/status", server.api);
         let (status, err) =
@@ -859,7 +862,7 @@ fn auth_token_guards_the_api_and_shutdown_stops_the_browser() {
             reqwest::Method::GET,
             &status_url,
             None,
-            Some("s3cret"),
+            Some("s3cret-0123456789ab"),
         )
         .await;
         assert_eq!((status, body["data"]["ready"].as_bool()), (200, Some(true)));
@@ -868,7 +871,7 @@ fn auth_token_guards_the_api_and_shutdown_stops_the_browser() {
             reqwest::Method::POST,
             &format!("{}/browser/shutdown", server.api),
             Some(json!({ "timeout_ms": 3000 })),
-            Some("s3cret"),
+            Some("s3cret-0123456789ab"),
         )
         .await;
         assert_eq!((status, body), (200, json!({ "success": true })));

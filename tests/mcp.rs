@@ -836,7 +836,7 @@ fn http_requires_the_bearer_token_when_one_is_set() {
     let (h, _g) = shared();
     block_on(async {
         let server = common::start_server_with(common::temp_dir("mcp-auth-plugins"), |o| {
-            o.auth_token = Some("s3cret-token".into());
+            o.auth_token = Some("s3cret-token-0123456789".into());
         })
         .await;
         let url = mcp_url(&server);
@@ -845,7 +845,7 @@ fn http_requires_the_bearer_token_when_one_is_set() {
             connect_http(&url, Some("wrong")).await.is_err(),
             "wrong token: refused"
         );
-        let session = connect_http(&url, Some("s3cret-token"))
+        let session = connect_http(&url, Some("s3cret-token-0123456789"))
             .await
             .expect("right token");
         ok(
@@ -972,6 +972,19 @@ fn policy_denials_and_asks_are_tool_errors_with_the_same_text() {
             text_of(&denied).starts_with("Action denied by approval policy: "),
             "{}",
             text_of(&denied)
+        );
+        // The one-shot screenshot opens pages too: the same door.
+        let shot = call(
+            &session,
+            "screenshot",
+            json!({ "url": "http://localhost:1/" }),
+        )
+        .await;
+        assert_eq!(shot.is_error, Some(true));
+        assert!(
+            text_of(&shot).contains("Action denied by approval policy"),
+            "{}",
+            text_of(&shot)
         );
         let asked = call(
             &session,

@@ -14,7 +14,9 @@ use sha2::{Digest, Sha256};
 use wabp_core::plugin::{Category, PolicyRequest, Verdict};
 use wabp_core::{Caller, Error, ErrorCode, Result};
 
-/// The operation that decides approvals (`POST /approvals/{id}`).
+/// The operations that list and decide approvals (`GET /approvals`,
+/// `POST /approvals/{id}`): the policies' own way out, never put to them.
+pub(crate) const LIST_OPERATION: &str = "approvals";
 pub(crate) const APPROVE_OPERATION: &str = "approve";
 
 /// How long an approval waits for its decision, then for its retry.
@@ -103,7 +105,33 @@ impl Approvals {
                 created: Instant::now(),
             },
         );
+        // Operators see what waits for them (the prompt names no secrets:
+        // the policy wrote it from the operation and its URLs).
+        tracing::info!(approval = %id, operation, user = ?caller.user_id(), prompt = %wabp_core::error::cut(prompt), "approval asked");
         approval_required(&id, prompt)
+    }
+
+    /// The approvals waiting for a decision, oldest first.
+    pub fn pending(&self) -> Value {
+        let asked = self.asked();
+        let mut waiting: Vec<(&String, &Approval)> = asked
+            .iter()
+            .filter(|(_, a)| a.decision == Decision::Pending)
+            .collect();
+        waiting.sort_by_key(|(_, a)| a.created);
+        let approvals: Vec<Value> = waiting
+            .into_iter()
+            .map(|(id, a)| {
+                json!({
+                    "approval_id": id,
+                    "operation": a.operation,
+                    "prompt": a.prompt,
+                    "user": a.user,
+                    "age_ms": a.created.elapsed().as_millis() as u64,
+                })
+            })
+            .collect();
+        json!({ "approvals": approvals })
     }
 
     /// An admin's decision on approval `id`.
@@ -174,19 +202,42 @@ impl Approvals {
 }
 
 /// What the door needs to know about one call.
-pub(crate) struct Door<'a> {
+pub struct Door<'a> {
     pub operation: &'a str,
     pub category: Category,
     pub input: &'a Value,
     pub caller: &'a Caller,
 }
 
+/// `url` as the browser will read it (WHATWG parsing: `\` as `/`, numeric
+/// and IPv4-mapped addresses as dotted IPv4, IDNA, percent-escapes, no
+/// trailing dot), so a policy can't be passed by spelling a host another way.
+/// A URL that doesn't parse is handed over as it is (the operation refuses it).
+pub fn canonical_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url.trim()) else {
+        return url.to_string();
+    };
+    match parsed.host() {
+        Some(url::Host::Ipv6(ip)) => {
+            if let Some(v4) = ip.to_ipv4_mapped() {
+                let _ = parsed.set_ip_host(std::net::IpAddr::V4(v4));
+            }
+        }
+        Some(url::Host::Domain(domain)) if domain.ends_with('.') => {
+            let bare = domain.trim_end_matches('.').to_string();
+            let _ = parsed.set_host(Some(&bare));
+        }
+        _ => {}
+    }
+    parsed.to_string()
+}
+
 impl crate::Ctx {
     /// Puts the call to every loaded policy (fails closed); Ok to run it.
-    pub(crate) async fn pass_policies(&self, door: Door<'_>) -> Result<()> {
+    pub async fn pass_policies(&self, door: Door<'_>) -> Result<()> {
         // Deciding an approval is the policies' own way out: asking them
         // about it could leave nobody able to approve anything.
-        if door.operation == APPROVE_OPERATION {
+        if door.operation == APPROVE_OPERATION || door.operation == LIST_OPERATION {
             return Ok(());
         }
         if let Some(id) = door.input.get("approval_id").and_then(Value::as_str) {
@@ -205,7 +256,7 @@ impl crate::Ctx {
                 .input
                 .get("url")
                 .and_then(Value::as_str)
-                .map(str::to_string),
+                .map(canonical_url),
             tab_url: self.tab_url(door.input),
             user: door.caller.user_id().map(str::to_string),
         };
@@ -243,5 +294,38 @@ impl crate::Ctx {
             None => self.engine.active_tab(&self.caller)?,
         };
         self.engine.tab_url(&self.caller, &tab)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonical_url;
+
+    #[test]
+    fn hosts_are_read_as_the_browser_reads_them() {
+        for (given, host) in [
+            ("http://127.0.0.2\\x.example.com/index.html", "127.0.0.2"),
+            ("http:/\\127.0.0.2:8798/", "127.0.0.2"),
+            ("http:127.0.0.2:8798/", "127.0.0.2"),
+            ("http://127.0.0.2.:8798/", "127.0.0.2"),
+            ("http://0177.0.0.2:8798/", "127.0.0.2"),
+            ("http://2130706434:8798/", "127.0.0.2"),
+            ("http://127.2:8798/", "127.0.0.2"),
+            ("http://0x7f000002:8798/", "127.0.0.2"),
+            ("http://[::ffff:127.0.0.2]:8798/", "127.0.0.2"),
+            ("http://ads.example.com./", "ads.example.com"),
+            ("http://ads%2Eexample.com/", "ads.example.com"),
+            (
+                "http://\u{ff41}\u{ff44}\u{ff53}.example.com/",
+                "ads.example.com",
+            ),
+            ("http://evil.com\\\\.example.com/", "evil.com"),
+        ] {
+            let canonical = canonical_url(given);
+            let parsed = url::Url::parse(&canonical).unwrap();
+            assert_eq!(parsed.host_str(), Some(host), "{given} -> {canonical}");
+        }
+        assert_eq!(canonical_url("not a url"), "not a url");
+        assert_eq!(canonical_url("about:blank"), "about:blank");
     }
 }

@@ -46,22 +46,6 @@ pub struct Grant {
     scopes: Option<Scopes>,
 }
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TokenFile {
-    #[serde(default)]
-    token: Vec<TokenTable>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TokenTable {
-    token: Option<String>,
-    sha256: Option<String>,
-    user: Option<String>,
-    scopes: Vec<String>,
-}
-
 fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
@@ -82,8 +66,12 @@ fn parse_hex(hex: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
+/// The shortest token accepted: guessing one must stay out of reach.
+pub const MIN_TOKEN_LEN: usize = 16;
+
 impl Tokens {
-    /// Only the admin token, if there is one.
+    /// Only the admin token, if there is one (check it with
+    /// [`check_admin_token`] first).
     pub fn new(admin_token: Option<&str>) -> Tokens {
         let mut tokens = Tokens::default();
         if let Some(token) = admin_token {
@@ -98,21 +86,78 @@ impl Tokens {
         tokens
     }
 
-    /// Adds the tokens of a token file's text. Errors name the table, never
-    /// a token.
+    /// Adds the tokens of a token file's text. Errors name the table and
+    /// the key, never a value (it may be a token).
     pub fn add_file(&mut self, text: &str) -> std::result::Result<(), String> {
-        let file: TokenFile = toml::from_str(text).map_err(|e| e.message().to_string())?;
-        for (n, table) in file.token.into_iter().enumerate() {
+        let file: toml::Table = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+            match line {
+                Some(line) => format!("line {line}: not valid TOML ({})", e.message()),
+                None => format!("not valid TOML ({})", e.message()),
+            }
+        })?;
+        if let Some(other) = file.keys().find(|k| *k != "token") {
+            return Err(format!("unknown key {other:?} (only [[token]] tables)"));
+        }
+        let tables = match file.get("token") {
+            None => return Ok(()),
+            Some(toml::Value::Array(tables)) => tables,
+            Some(_) => return Err("token must be [[token]] tables".into()),
+        };
+        for (n, table) in tables.iter().enumerate() {
             let at = format!("[[token]] number {}", n + 1);
-            let digest = match (&table.token, &table.sha256) {
-                (Some(token), None) if token.len() >= 16 => digest(token),
-                (Some(_), None) => return Err(format!("{at}: a token has at least 16 characters")),
+            let table = table
+                .as_table()
+                .ok_or_else(|| format!("{at}: not a table"))?;
+            if let Some(other) = table
+                .keys()
+                .find(|k| !["token", "sha256", "user", "scopes"].contains(&k.as_str()))
+            {
+                return Err(format!(
+                    "{at}: unknown key {other:?} (token, sha256, user, scopes)"
+                ));
+            }
+            let text_of = |key: &str| -> std::result::Result<Option<&str>, String> {
+                match table.get(key) {
+                    None => Ok(None),
+                    Some(toml::Value::String(text)) => Ok(Some(text)),
+                    Some(_) => Err(format!("{at}: {key} must be a string")),
+                }
+            };
+            let digest = match (text_of("token")?, text_of("sha256")?) {
+                (Some(token), None) => {
+                    if token.len() < MIN_TOKEN_LEN {
+                        return Err(format!(
+                            "{at}: a token has at least {MIN_TOKEN_LEN} characters"
+                        ));
+                    }
+                    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                        return Err(format!("{at}: a token has no spaces or control characters"));
+                    }
+                    digest(token)
+                }
                 (None, Some(hex)) => parse_hex(&hex.to_ascii_lowercase())
                     .ok_or_else(|| format!("{at}: sha256 is 64 hex digits"))?,
                 _ => return Err(format!("{at}: give exactly one of token and sha256")),
             };
-            let scopes = table
-                .scopes
+            let names = match table.get("scopes") {
+                Some(toml::Value::Array(items)) => items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .ok_or_else(|| format!("{at}: scopes lists strings"))
+                    })
+                    .collect::<std::result::Result<Vec<&str>, String>>()?,
+                Some(_) => return Err(format!("{at}: scopes is a list of strings")),
+                None => {
+                    return Err(format!(
+                        "{at}: scopes is missing (any of read, act, script, admin)"
+                    ));
+                }
+            };
+            let scopes = names
                 .iter()
                 .map(|name| {
                     Scope::parse(name).ok_or_else(|| {
@@ -123,11 +168,11 @@ impl Tokens {
             if scopes == Scopes::NONE {
                 return Err(format!("{at}: scopes is empty"));
             }
-            let user = match table.user {
+            let user = match text_of("user")? {
                 Some(user) => {
-                    wabp_core::caller::check_user_id(&user)
+                    wabp_core::caller::check_user_id(user)
                         .map_err(|e| format!("{at}: {}", e.message))?;
-                    Some(user)
+                    Some(user.to_string())
                 }
                 None if scopes.allows(Scope::Admin) => None,
                 None => {
@@ -189,6 +234,19 @@ impl Tokens {
             )),
         }
     }
+}
+
+/// The admin token (`--auth-token`) follows the token file's rules.
+pub fn check_admin_token(token: &str) -> std::result::Result<(), String> {
+    if token.len() < MIN_TOKEN_LEN {
+        return Err(format!(
+            "--auth-token must have at least {MIN_TOKEN_LEN} characters"
+        ));
+    }
+    if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("--auth-token must have no spaces or control characters".into());
+    }
+    Ok(())
 }
 
 impl Grant {
@@ -343,12 +401,33 @@ scopes = ["read", "act", "script"]
             ),
             (
                 "[[token]]\ntoken = \"0123456789abcdefgh\"\nuser = \"a\"\nscopes = [\"read\"]\nextra = 1",
-                "unknown field",
+                "unknown key",
+            ),
+            (
+                "[[token]]\ntoken = 0123456789abcdefgh\nuser = \"a\"\nscopes = [\"read\"]",
+                "not valid TOML",
+            ),
+            (
+                "[[token]]\ntoken = 1234567890123456789\nuser = \"a\"\nscopes = [\"read\"]",
+                "token must be a string",
+            ),
+            (
+                "[[token]]\ntoken = \"0123456789abcdefgh\"\nuser = \"a\"",
+                "scopes is missing",
+            ),
+            (
+                "[[token]]\ntoken = \"0123456789 abcdefgh\"\nuser = \"a\"\nscopes = [\"read\"]",
+                "no spaces",
+            ),
+            (
+                "[[token]]\ntoken = \"0123456789abcdefgh\"\nuser = \"a\"\nscopes = \"0123456789abcdefgh\"",
+                "list of strings",
             ),
         ] {
             let err = Tokens::default().add_file(file).unwrap_err();
-            assert!(err.contains(says), "{err}");
+            assert!(err.contains(says), "{file}: {err}");
             assert!(!err.contains("0123456789abcdefgh"), "{err}");
+            assert!(!err.contains("1234567890123456789"), "{err}");
         }
     }
 }

@@ -146,6 +146,9 @@ impl App {
             Some(path) => read_policy(path)?,
             None => "{}".to_string(),
         };
+        if let Some(token) = &options.auth_token {
+            wabp_api::auth::check_admin_token(token).map_err(anyhow::Error::msg)?;
+        }
         let mut tokens = wabp_api::Tokens::new(options.auth_token.as_deref());
         if let Some(path) = &options.auth_tokens_file {
             tokens.add_file_at(path).map_err(anyhow::Error::msg)?;
@@ -357,7 +360,69 @@ fn read_policy(path: &std::path::Path) -> anyhow::Result<String> {
         std::fs::read_to_string(path).with_context(|| format!("policy file {}", path.display()))?;
     let table: toml::Table = toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
+    // A typo must not quietly allow what it meant to deny.
+    check_policy(&table).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok(serde_json::to_string(&table)?)
+}
+
+/// The `standard-policy` file format, checked key by key.
+fn check_policy(table: &toml::Table) -> Result<(), String> {
+    const CATEGORIES: [&str; 6] = [
+        "navigation",
+        "mutation",
+        "input",
+        "script",
+        "read",
+        "lifecycle",
+    ];
+    let strings = |key: &str, value: &toml::Value| -> Result<Vec<String>, String> {
+        value
+            .as_array()
+            .and_then(|items| {
+                items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_string))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| format!("{key} is a list of strings"))
+    };
+    for (key, value) in table {
+        match key.as_str() {
+            "read_only_users" => {
+                strings(key, value)?;
+            }
+            "script" => {
+                value.as_bool().ok_or("script is true or false")?;
+            }
+            "ask" => {
+                for category in strings(key, value)? {
+                    if !CATEGORIES.contains(&category.as_str()) {
+                        return Err(format!(
+                            "ask: unknown category {category:?} (one of {})",
+                            CATEGORIES.join(", ")
+                        ));
+                    }
+                }
+            }
+            "navigation" | "curl" => {
+                let lists = value
+                    .as_table()
+                    .ok_or_else(|| format!("[{key}] is a table"))?;
+                for (list, value) in lists {
+                    if !["allow", "deny", "ask"].contains(&list.as_str()) {
+                        return Err(format!("[{key}]: unknown key {list:?} (allow, deny, ask)"));
+                    }
+                    strings(&format!("{key}.{list}"), value)?;
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown key {other:?} (read_only_users, script, ask, [navigation], [curl])"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Keeps history under `max_bytes`: at start, then every minute, while the
@@ -412,9 +477,21 @@ mod tests {
             serde_json::json!(["ads.example.com"])
         );
         let bad = std::env::temp_dir().join(format!("wabp-bad-policy-{}.toml", std::process::id()));
-        std::fs::write(&bad, "ask = [").unwrap();
-        let err = read_policy(&bad).unwrap_err().to_string();
-        assert!(err.contains("wabp-bad-policy"), "{err}");
+        for (text, says) in [
+            ("ask = [", "wabp-bad-policy"),
+            ("script = \"nope\"", "script is true or false"),
+            ("[navigation]\nalow = [\"a\"]", "unknown key \"alow\""),
+            ("ask = [\"scrpt\"]", "unknown category \"scrpt\""),
+            (
+                "read_only_users = \"auditor\"",
+                "read_only_users is a list of strings",
+            ),
+            ("deny = [\"x\"]", "unknown key \"deny\""),
+        ] {
+            std::fs::write(&bad, text).unwrap();
+            let err = read_policy(&bad).unwrap_err().to_string();
+            assert!(err.contains(says), "{text}: {err}");
+        }
         let _ = std::fs::remove_file(bad);
     }
 }

@@ -205,8 +205,17 @@ async fn dispatch(
     args: &Map<String, Value>,
 ) -> wabp_core::Result<Vec<ContentBlock>> {
     if name == screenshot::TOOL_NAME {
-        // It opens a page of its own: acting, not reading.
+        // It opens a page of its own: acting, and going where the policies say.
         caller.may(wabp_core::Scope::Act, name)?;
+        ctx.services
+            .ctx(caller.clone())
+            .pass_policies(wabp_api::Door {
+                operation: name,
+                category: wabp_api::Category::Navigation,
+                input: &Value::Object(args.clone()),
+                caller,
+            })
+            .await?;
         return screenshot::run(&ctx.services.engine, args, &ctx.screenshot_defaults).await;
     }
     let op = ctx.catalogue.by_tool(name).ok_or_else(|| {

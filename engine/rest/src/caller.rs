@@ -35,7 +35,10 @@ pub async fn resolve_caller(
         .headers()
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        // The scheme's name is case-insensitive (RFC 9110).
+        .and_then(|v| v.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim());
     let grant = match callers.tokens.authenticate(bearer) {
         Ok(grant) => grant,
         Err(e) => return ApiError(e).into_response(),

@@ -2,7 +2,7 @@
 //! Without one every operation is allowed.
 //!
 //! ```toml
-//! read_only_users = ["viewer"]   # these users may only read
+//! read_only_users = ["viewer"]   # these users may only browse and read
 //! script = false                 # execute and curl are refused
 //! ask = ["script"]               # categories a person approves first
 //!
@@ -51,9 +51,11 @@ fn strings<'a>(value: &'a Value, key: &str) -> Result<Vec<&'a str>, PluginError>
 
 fn decide(settings: &Value, request: &PolicyRequest) -> Result<Verdict, PluginError> {
     let category = category_name(request.category);
+    // Read-only users browse (open tabs, navigate: within the lists below)
+    // and read; they don't click, type, run script or touch the engine.
     if let Some(user) = &request.user
         && strings(settings, "read_only_users")?.contains(&user.as_str())
-        && request.category != Category::Read
+        && !matches!(request.category, Category::Read | Category::Navigation)
     {
         return Ok(Verdict::Deny(format!("user {user} may only read ({} is {category})", request.operation)));
     }
@@ -179,6 +181,8 @@ mod tests {
         assert!(matches!(verdict(request(Category::Script, "execute", None, None)), Verdict::Deny(r) if r.contains("script is off")));
         assert!(matches!(verdict(request(Category::Mutation, "action:click", None, Some("viewer"))), Verdict::Deny(r) if r.contains("may only read")));
         assert_eq!(verdict(request(Category::Read, "snapshot", None, Some("viewer"))), Verdict::Allow);
+        assert_eq!(verdict(request(Category::Navigation, "create_tab", Some("http://127.0.0.1/"), Some("viewer"))), Verdict::Allow);
+        assert!(matches!(verdict(request(Category::Input, "action:type", None, Some("viewer"))), Verdict::Deny(_)));
         assert!(matches!(verdict(request(Category::Input, "action:type", None, None)), Verdict::Ask(p) if p.contains("127.0.0.1")));
     }
 }

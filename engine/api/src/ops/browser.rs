@@ -104,6 +104,13 @@ pub fn operations() -> Vec<Operation> {
         .post("/browser/input-mode")
         .scope(Scope::Admin),
         Operation::new(
+            crate::approvals::LIST_OPERATION,
+            "The approvals policies asked for that wait for a decision: id, operation, prompt, user.",
+            |ctx, _: Nothing| async move { json(ctx.approvals.pending()) },
+        )
+        .get("/approvals")
+        .scope(Scope::Admin),
+        Operation::new(
             crate::approvals::APPROVE_OPERATION,
             "Decide an approval a policy asked for (an APPROVAL_REQUIRED answer's approval_id): approved, the same request sent again with \"approval_id\" runs once; rejected, it answers POLICY_DENIED.",
             |ctx, input: Decide| async move { json(ctx.approvals.decide(&input.id, input.approve)?) },

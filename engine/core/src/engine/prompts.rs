@@ -140,6 +140,13 @@ impl Engine {
         let files = files.ok_or_else(|| {
             Error::invalid("send \"files\" (a list of paths) or \"cancel\": true")
         })?;
+        // A picker a script opened (`showOpenFilePicker`, `showSaveFilePicker`)
+        // has no input element to take the files.
+        if chooser.backend_node_id.is_none() {
+            return Err(Error::invalid(format!(
+                "file chooser {chooser_id} was opened by the page's script, not by an <input type=file>: it takes no files; cancel it"
+            )));
+        }
         if files.is_empty() {
             return Err(Error::invalid("\"files\" must list at least one path"));
         }
