@@ -863,6 +863,55 @@ fn file_choosers_upload_only_from_the_upload_folders() {
             .post(&format!("/file-chooser/{id}"), json!({ "files": [notes] }))
             .await;
         assert_eq!((status, &ok["success"]), (200, &json!(true)), "{ok}");
+
+        // A user uploads from their own folder under the session's uploads/,
+        // not from another user's.
+        let (_, data) = h.get("/browser/session-data").await;
+        let session = std::path::Path::new(data["data"]["database_path"].as_str().unwrap())
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let (status, tab) = h
+            .post("/tabs", json!({ "userId": "ula", "url": h.url("/events") }))
+            .await;
+        assert_eq!(status, 201, "{tab}");
+        let tab = tab["id"].as_str().unwrap().to_string();
+        let (_, at) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "userId": "ula", "script": "(() => { const r = document.querySelector('#file').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()" }),
+            )
+            .await;
+        let (x, y) = (&at["result"]["value"][0], &at["result"]["value"][1]);
+        let (_, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "userId": "ula", "x": x, "y": y }),
+            )
+            .await;
+        let id = event(&env, "file_chooser").expect("file_chooser event")["data"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let theirs = session.join("uploads/other-user");
+        std::fs::create_dir_all(&theirs).unwrap();
+        std::fs::write(theirs.join("secret.txt"), "no").unwrap();
+        let (status, err) = h
+            .post(
+                &format!("/file-chooser/{id}"),
+                json!({ "userId": "ula", "files": [theirs.join("secret.txt")] }),
+            )
+            .await;
+        assert_eq!(status, 403, "{err}");
+        let own = session.join("uploads/ula/cv.txt");
+        std::fs::write(&own, "mine").unwrap();
+        let (status, ok) = h
+            .post(
+                &format!("/file-chooser/{id}"),
+                json!({ "userId": "ula", "files": [own] }),
+            )
+            .await;
+        assert_eq!((status, &ok["success"]), (200, &json!(true)), "{ok}");
         h.server
             .app
             .shutdown(std::time::Duration::from_secs(5))

@@ -391,6 +391,27 @@ deny = ["blocked.invalid"]
         let (status, _) = h.post(&format!("/tabs/{tab}/execute"), retry).await;
         assert_eq!(status, 404, "an approval runs once");
 
+        // Approved, then revoked before the retry: denied.
+        let (_, asked) = h
+            .post(&format!("/tabs/{tab}/execute"), script.clone())
+            .await;
+        let id = asked["approval_id"].as_str().unwrap().to_string();
+        h.post(&format!("/approvals/{id}"), json!({ "approve": true }))
+            .await;
+        let (_, waiting) = h.get("/approvals").await;
+        assert!(waiting.to_string().contains("\"approved\""), "{waiting}");
+        let (status, _) = h
+            .post(&format!("/approvals/{id}"), json!({ "approve": false }))
+            .await;
+        assert_eq!(status, 200);
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "6 * 7", "approval_id": id }),
+            )
+            .await;
+        assert_policy_denied(status, &body);
+
         // Rejected: the retry is denied.
         let (_, asked) = h
             .post(&format!("/tabs/{tab}/execute"), script.clone())

@@ -111,13 +111,11 @@ impl Approvals {
         approval_required(&id, prompt)
     }
 
-    /// The approvals waiting for a decision, oldest first.
+    /// The approvals not used yet (waiting, or decided and waiting for
+    /// their retry), oldest first.
     pub fn pending(&self) -> Value {
         let asked = self.asked();
-        let mut waiting: Vec<(&String, &Approval)> = asked
-            .iter()
-            .filter(|(_, a)| a.decision == Decision::Pending)
-            .collect();
+        let mut waiting: Vec<(&String, &Approval)> = asked.iter().collect();
         waiting.sort_by_key(|(_, a)| a.created);
         let approvals: Vec<Value> = waiting
             .into_iter()
@@ -127,6 +125,11 @@ impl Approvals {
                     "operation": a.operation,
                     "prompt": a.prompt,
                     "user": a.user,
+                    "decision": match a.decision {
+                        Decision::Pending => "pending",
+                        Decision::Approved => "approved",
+                        Decision::Rejected => "rejected",
+                    },
                     "age_ms": a.created.elapsed().as_millis() as u64,
                 })
             })
@@ -134,7 +137,8 @@ impl Approvals {
         json!({ "approvals": approvals })
     }
 
-    /// An admin's decision on approval `id`.
+    /// An admin's decision on approval `id`; it may be changed until the
+    /// approved request has run.
     pub fn decide(&self, id: &str, approve: bool) -> Result<Value> {
         let mut asked = self.asked();
         let approval = asked.get_mut(id).ok_or_else(|| {
@@ -146,9 +150,7 @@ impl Approvals {
                 ),
             )
         })?;
-        if approval.decision != Decision::Pending {
-            return Err(Error::invalid(format!("approval {id} is already decided")));
-        }
+        // Until the retry uses it, a decision may be changed (revoked).
         approval.decision = if approve {
             Decision::Approved
         } else {

@@ -367,9 +367,24 @@ impl Engine {
         self.config.session_dir.join("downloads")
     }
 
-    /// The session's own upload folder, always an upload root.
+    /// The session's own upload folder.
     pub fn uploads_dir(&self) -> PathBuf {
         self.config.session_dir.join("uploads")
+    }
+
+    /// The upload folder of `caller`, always one of its upload roots: a
+    /// user's own `uploads/<userId>/` (made on first use), so one user
+    /// can't upload another's files; the whole `uploads/` for requests
+    /// without a user.
+    pub fn uploads_dir_of(&self, caller: &Caller) -> PathBuf {
+        match caller.user_id() {
+            Some(user) => {
+                let dir = self.uploads_dir().join(user);
+                let _ = std::fs::create_dir_all(&dir);
+                dir
+            }
+            None => self.uploads_dir(),
+        }
     }
 
     // ---- tabs ----

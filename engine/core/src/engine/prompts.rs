@@ -158,7 +158,7 @@ impl Engine {
         }
         let mut absolute = Vec::with_capacity(files.len());
         for file in &files {
-            self.check_upload_root(file)?;
+            self.check_upload_root(caller, file)?;
             let path = std::path::Path::new(file);
             let meta = std::fs::metadata(path).map_err(|_| {
                 Error::new(
@@ -208,12 +208,12 @@ impl Engine {
 
     /// 403 unless `file` lies under an upload root, saying nothing of
     /// whether it exists.
-    fn check_upload_root(&self, file: &str) -> Result<()> {
+    fn check_upload_root(&self, caller: &Caller, file: &str) -> Result<()> {
         let uploads = &self.config.uploads;
         if uploads.anywhere {
             return Ok(());
         }
-        let roots: Vec<PathBuf> = std::iter::once(self.uploads_dir())
+        let roots: Vec<PathBuf> = std::iter::once(self.uploads_dir_of(caller))
             .chain(uploads.dirs.iter().cloned())
             .collect();
         // Resolved, so neither `..` nor a symlink leads out. A missing file
