@@ -409,6 +409,13 @@ async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static H
         let recovered = event(&envelope, "tab_recovered");
         assert_eq!(recovered["data"]["tab_id"], json!(tab));
         assert_eq!(recovered["data"]["url"], json!(h.url("/hostile/busy")));
+        // The repair is on record with the action that hit it.
+        let action_id = envelope["action_id"].as_str().expect("recorded");
+        let (status, recorded) = h
+            .get(&format!("/history/events?action_id={action_id}"))
+            .await;
+        assert_eq!(status, 200, "{recorded}");
+        assert!(recorded.to_string().contains("tab_recovered"), "{recorded}");
         // The same id, a working page: the busy one, reopened and idle.
         usable(h, &tab).await;
         assert_eq!(h.eval(&tab, "document.title").await, json!("Busy"));
@@ -745,6 +752,24 @@ fn a_page_of_a_hundred_thousand_nodes_is_read_in_bounds() {
         let (_, snapshot) = h.get(&format!("/tabs/{tab}/snapshot")).await;
         assert_eq!(snapshot["hasMore"], true, "served in windows");
         assert!(snapshot["refsCount"].as_u64().unwrap() >= 10_000);
+        // Read from the DOM, and it says so; the refs work.
+        assert_eq!(snapshot["truncated"], true);
+        assert!(
+            snapshot["note"]
+                .as_str()
+                .unwrap()
+                .contains("elements, too many for its accessibility tree"),
+            "{}",
+            snapshot["note"]
+        );
+        let text = snapshot["snapshot"].as_str().unwrap();
+        assert!(text.contains("- button \"n0\" [e"), "{}", &text[..300]);
+        let line = text.lines().find(|l| l.contains("\"n990\"")).unwrap();
+        let reference = line.split('[').nth(1).unwrap().trim_end_matches(']');
+        let (status, envelope) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "ref": reference }))
+            .await;
+        assert_eq!(status, 200, "{envelope}");
         usable(h, &tab).await;
     });
 }

@@ -304,6 +304,67 @@ deny = ["blocked.invalid"]
             .await;
         assert_eq!(status, 403, "a new tab goes through the same door: {body}");
 
+        // The page's own way there (a redirect from an allowed page, a
+        // script's navigation) is fenced too: the request fails, the tab
+        // stays where it was.
+        let (status, envelope) = h
+            .post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": h.url("/redirect-to?url=http://blocked.invalid/") }),
+            )
+            .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(envelope["result"]["status"], "failed", "{envelope}");
+        assert!(
+            envelope.to_string().contains("net::ERR_BLOCKED_BY_CLIENT"),
+            "{envelope}"
+        );
+        // A page on the allowed host that links to a denied one
+        // (`localhost`: the same server, so a request that got through
+        // would load its page).
+        let denied_page = h.url("/second").replace("127.0.0.1", "localhost");
+        let links = h.url(&format!("/links-to?url={denied_page}"));
+        let (status, _) = h
+            .post(&format!("/tabs/{tab}/navigate"), json!({ "url": links }))
+            .await;
+        assert_eq!(status, 200);
+        // A link the page follows: blocked before it leaves (the tab shows
+        // the browser's error page for it).
+        let (status, envelope) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": 50, "y": 100 }))
+            .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert!(
+            envelope.to_string().contains("net::ERR_BLOCKED_BY_CLIENT"),
+            "{envelope}"
+        );
+        let (_, info) = h.get(&format!("/tabs/{tab}")).await;
+        assert_ne!(
+            info["title"], "Second",
+            "the denied page was fetched: {info}"
+        );
+        // A popup it opens: its first request is blocked too.
+        h.post(&format!("/tabs/{tab}/navigate"), json!({ "url": links }))
+            .await;
+        let (status, envelope) = h
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": 50, "y": 400 }))
+            .await;
+        assert_eq!(status, 200, "{envelope}");
+        let popup = envelope["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "popup")
+            .map(|e| e["data"]["new_tab_id"].as_str().unwrap().to_string())
+            .expect("a popup event");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (_, info) = h.get(&format!("/tabs/{popup}")).await;
+        assert_ne!(
+            info["title"], "Second",
+            "the popup's page was fetched: {info}"
+        );
+        h.delete(&format!("/tabs/{popup}")).await;
+
         // A read-only user reads, and may not click (a plugin action).
         let (status, viewer_tab) = h
             .post("/tabs", json!({ "userId": "viewer", "url": h.url("/") }))

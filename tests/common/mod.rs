@@ -242,6 +242,10 @@ async fn start_site() -> String {
         label: Option<String>,
     }
     #[derive(serde::Deserialize)]
+    struct Target {
+        url: String,
+    }
+    #[derive(serde::Deserialize)]
     struct Depth {
         depth: Option<u32>,
     }
@@ -275,6 +279,24 @@ async fn start_site() -> String {
                     tokio::time::sleep(Duration::from_millis(q.ms.unwrap_or(1000).min(60_000)))
                         .await;
                     "slept"
+                }),
+            )
+            .route(
+                "/redirect-to",
+                get(|Query(q): Query<Target>| async move {
+                    axum::response::Redirect::temporary(&q.url)
+                }),
+            )
+            .route(
+                "/links-to",
+                // A whole-page link to `url` and a popup link beside it.
+                get(|Query(q): Query<Target>| async move {
+                    let url = q.url.replace(['"', '<', '>'], "");
+                    Html(format!(
+                        "<body style='margin:0'>\
+                         <a href=\"{url}\" style='display:block;height:300px'>go</a>\
+                         <a href=\"{url}\" target=_blank style='display:block;height:300px'>pop</a>"
+                    ))
                 }),
             )
             .route(

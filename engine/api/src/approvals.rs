@@ -211,29 +211,6 @@ pub struct Door<'a> {
     pub caller: &'a Caller,
 }
 
-/// `url` as the browser will read it (WHATWG parsing: `\` as `/`, numeric
-/// and IPv4-mapped addresses as dotted IPv4, IDNA, percent-escapes, no
-/// trailing dot), so a policy can't be passed by spelling a host another way.
-/// A URL that doesn't parse is handed over as it is (the operation refuses it).
-pub fn canonical_url(url: &str) -> String {
-    let Ok(mut parsed) = url::Url::parse(url.trim()) else {
-        return url.to_string();
-    };
-    match parsed.host() {
-        Some(url::Host::Ipv6(ip)) => {
-            if let Some(v4) = ip.to_ipv4_mapped() {
-                let _ = parsed.set_ip_host(std::net::IpAddr::V4(v4));
-            }
-        }
-        Some(url::Host::Domain(domain)) if domain.ends_with('.') => {
-            let bare = domain.trim_end_matches('.').to_string();
-            let _ = parsed.set_host(Some(&bare));
-        }
-        _ => {}
-    }
-    parsed.to_string()
-}
-
 impl crate::Ctx {
     /// Puts the call to every loaded policy (fails closed); Ok to run it.
     pub async fn pass_policies(&self, door: Door<'_>) -> Result<()> {
@@ -258,7 +235,7 @@ impl crate::Ctx {
                 .input
                 .get("url")
                 .and_then(Value::as_str)
-                .map(canonical_url),
+                .map(wabp_core::url_policy::canonical_url),
             tab_url: self.tab_url(door.input),
             user: door.caller.user_id().map(str::to_string),
         };
@@ -301,7 +278,7 @@ impl crate::Ctx {
 
 #[cfg(test)]
 mod tests {
-    use super::canonical_url;
+    use wabp_core::url_policy::canonical_url;
 
     #[test]
     fn hosts_are_read_as_the_browser_reads_them() {

@@ -28,10 +28,11 @@ pub use wabp_core::plugin::Category;
 use wabp_core::{Caller, Engine, Envelope, Error, Result};
 use wabp_history::HistoryStore;
 
-pub use approvals::{Door, canonical_url};
+pub use approvals::Door;
 pub use auth::{Grant, Tokens};
 pub use input::{coerce_query, decode};
 pub use ops::actions::{ACTION_ROUTE, BUILTIN_PATHS, Unlisted, action_tool_name};
+pub use wabp_core::url_policy::canonical_url;
 
 /// What operations use, shared by every request.
 #[derive(Clone)]

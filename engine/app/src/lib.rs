@@ -186,6 +186,10 @@ impl App {
                         && !tokens.required(),
                 },
                 max_download_bytes: options.max_download_mb.saturating_mul(1024 * 1024),
+                navigation_fence: options
+                    .policy_file
+                    .is_some()
+                    .then(|| Arc::from(policy_settings.as_str())),
             },
             registry.clone(),
         );

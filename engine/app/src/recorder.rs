@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use wabp_core::events::StampedEvent;
 use wabp_core::network::NetworkCall;
 use wabp_core::record::{ActionLog, LoggedAction};
 use wabp_core::{Error, ErrorCode};
@@ -103,6 +104,29 @@ impl ActionLog for HistoryLog {
                 .map_err(storage_error)?;
         }
         Ok(record.id)
+    }
+
+    async fn add_events(
+        &self,
+        action_id: &str,
+        tab_id: &str,
+        events: Vec<StampedEvent>,
+    ) -> wabp_core::Result<()> {
+        let events = events
+            .iter()
+            .map(|e| NewEvent {
+                tab_id: tab_id.to_string(),
+                event_type: e.kind().to_string(),
+                virtual_time_ms: Some(e.virtual_time_ms as i64),
+                data: e.event.data(),
+                user_id: None, // the action's, set by the store
+            })
+            .collect();
+        self.store
+            .add_action_events(action_id, events)
+            .await
+            .map_err(storage_error)?;
+        Ok(())
     }
 
     async fn save_network(

@@ -86,6 +86,29 @@ pub fn check_url(url: &str, extra: &[String]) -> Result<()> {
     )))
 }
 
+/// `url` as the browser will read it (WHATWG parsing: `\` as `/`, numeric
+/// and IPv4-mapped addresses as dotted IPv4, IDNA, percent-escapes, no
+/// trailing dot), so a policy can't be passed by spelling a host another way.
+/// A URL that doesn't parse is handed over as it is (the operation refuses it).
+pub fn canonical_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url.trim()) else {
+        return url.to_string();
+    };
+    match parsed.host() {
+        Some(url::Host::Ipv6(ip)) => {
+            if let Some(v4) = ip.to_ipv4_mapped() {
+                let _ = parsed.set_ip_host(std::net::IpAddr::V4(v4));
+            }
+        }
+        Some(url::Host::Domain(domain)) if domain.ends_with('.') => {
+            let bare = domain.trim_end_matches('.').to_string();
+            let _ = parsed.set_host(Some(&bare));
+        }
+        _ => {}
+    }
+    parsed.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -265,6 +265,34 @@ impl HistoryStore {
         .await
     }
 
+    /// Adds events to an action already recorded (what a repair that
+    /// followed it found), under the action's session and user.
+    pub async fn add_action_events(
+        &self,
+        action_id: &str,
+        new_events: Vec<NewEvent>,
+    ) -> Result<Vec<EventRecord>> {
+        let id = action_id.to_owned();
+        self.write("add action events", move |conn, session_dir| {
+            let action = actions::get(conn, &session_dir, &id)?.ok_or_else(|| Error::NotFound {
+                kind: "action",
+                id: id.clone(),
+            })?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let recorded_ms = now_ms();
+            let records = new_events
+                .into_iter()
+                .map(|mut event| {
+                    event.user_id = action.user_id.clone();
+                    events::insert(&tx, &action.session_id, Some(&id), event, recorded_ms)
+                })
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            tx.commit()?;
+            Ok(records)
+        })
+        .await
+    }
+
     pub async fn list_actions(&self, filter: ActionFilter) -> Result<Vec<ActionRecord>> {
         self.read("list actions", move |conn, session_dir| {
             Ok(actions::list(conn, &session_dir, &filter)?)

@@ -451,6 +451,7 @@ mod tests {
                 extra_schemes: Vec::new(),
                 uploads: Default::default(),
                 max_download_bytes: u64::MAX,
+                navigation_fence: None,
             },
             Arc::new(NoPlugins),
         );

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::Envelope;
 use crate::error::Result;
+use crate::events::StampedEvent;
 use crate::network::NetworkCall;
 
 /// One finished action as the log receives it.
@@ -34,6 +35,15 @@ pub trait ActionLog: Send + Sync {
     /// Stores the action durably and returns its id. The action's answer is
     /// sent only after this returns, so an answered action is never lost.
     async fn record(&self, action: LoggedAction) -> Result<String>;
+
+    /// Adds events to an action already recorded: the `tab_recovered` of a
+    /// repair that ran after the action's answer was made.
+    async fn add_events(
+        &self,
+        action_id: &str,
+        tab_id: &str,
+        events: Vec<StampedEvent>,
+    ) -> Result<()>;
 
     /// Saves calls under a tag (`POST /network/save`) for the tab owner
     /// `user_id`; returns how many.

@@ -223,6 +223,14 @@ impl ActionLog for Log {
         actions.push(action);
         Ok(format!("act_{}", actions.len()))
     }
+    async fn add_events(
+        &self,
+        _: &str,
+        _: &str,
+        _: Vec<crate::events::StampedEvent>,
+    ) -> Result<()> {
+        Ok(())
+    }
     async fn save_network(&self, _: &str, _: Vec<NetworkCall>, _: Option<String>) -> Result<usize> {
         Ok(0)
     }

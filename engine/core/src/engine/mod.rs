@@ -5,6 +5,7 @@
 
 pub mod answers;
 mod downloads;
+mod fence;
 mod network;
 pub mod observe;
 pub mod oneshot;
@@ -31,6 +32,7 @@ use chromiumoxide::cdp::browser_protocol::browser::{
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
 use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
+use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed};
 use futures::StreamExt;
 
@@ -73,6 +75,9 @@ pub struct EngineConfig {
     pub uploads: UploadRoots,
     /// A download past this many bytes is stopped and marked failed.
     pub max_download_bytes: u64,
+    /// The `--policy` file as JSON: when set, every document a page
+    /// requests by itself is put to the policies too (`engine/fence.rs`).
+    pub navigation_fence: Option<Arc<str>>,
 }
 
 /// The folders a file chooser may upload from (`--upload-dir`), besides the
@@ -241,6 +246,7 @@ impl Engine {
             .await?;
         let events = self.watch_browser_events(&process.browser).await?;
         *self.browser_events.lock().unwrap() = Some(events);
+        self.enable_navigation_fence(&process.browser).await?;
         *self.browser.write().await = Some(process);
         Ok(())
     }
@@ -531,8 +537,9 @@ impl Engine {
             Destroyed(Arc<EventTargetDestroyed>),
             DownloadBegin(Arc<EventDownloadWillBegin>),
             DownloadProgress(Arc<EventDownloadProgress>),
+            DocumentPaused(Arc<EventRequestPaused>),
         }
-        let streams = vec![
+        let mut streams = vec![
             browser
                 .event_listener::<EventTargetCreated>()
                 .await?
@@ -554,6 +561,15 @@ impl Engine {
                 .map(BrowserEvent::DownloadProgress)
                 .boxed(),
         ];
+        if self.config.navigation_fence.is_some() {
+            streams.push(
+                browser
+                    .event_listener::<EventRequestPaused>()
+                    .await?
+                    .map(BrowserEvent::DocumentPaused)
+                    .boxed(),
+            );
+        }
         let engine = Arc::downgrade(self);
         Ok(tokio::spawn(async move {
             let mut events = futures::stream::select_all(streams);
@@ -588,6 +604,10 @@ impl Engine {
                     BrowserEvent::Destroyed(e) => engine.on_target_destroyed(&e.target_id),
                     BrowserEvent::DownloadBegin(e) => engine.on_download_begin(&e),
                     BrowserEvent::DownloadProgress(e) => engine.on_download_progress(&e),
+                    // Off the loop: a slow policy holds only its own request.
+                    BrowserEvent::DocumentPaused(e) => {
+                        tokio::spawn(async move { engine.answer_paused_document(e).await });
+                    }
                 }
             }
         }))
@@ -1005,7 +1025,7 @@ impl Engine {
         let outcome = crate::action::run(
             tab.clone(),
             self.registry.clone(),
-            log,
+            log.clone(),
             kind,
             options.clone(),
             dispatch,
@@ -1029,10 +1049,19 @@ impl Engine {
                 .events
                 .last()
                 .map_or_else(now_ms, |e| e.virtual_time_ms);
-            envelope.events.push(events::StampedEvent {
+            let stamped = events::StampedEvent {
                 event,
                 virtual_time_ms,
-            });
+            };
+            // The action is on record already: its repair joins it there.
+            if let (Some(log), Some(action_id)) = (&log, &envelope.action_id)
+                && let Err(e) = log
+                    .add_events(action_id, &tab.id, vec![stamped.clone()])
+                    .await
+            {
+                tracing::warn!(tab = %tab.id, "the repair could not be recorded: {}", e.message);
+            }
+            envelope.events.push(stamped);
         }
         Ok(envelope)
     }

@@ -123,6 +123,10 @@ impl Engine {
                         serde_json::to_value(&w).map_err(|e| Error::internal(e.to_string()))?;
                     v["url"] = json!(built.url());
                     v["refsCount"] = json!(built.refs_count());
+                    if let Some(note) = built.truncated() {
+                        v["truncated"] = json!(true);
+                        v["note"] = json!(note);
+                    }
                     v
                 }
             }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::refs::{CallOn, PageRefs, lookup_prelude, ref_text};
+use super::refs::{CallOn, PageRefs, lookup_prelude, numbering_prelude, ref_text};
 use crate::error::{Error, ErrorCode, Result};
 
 /// A text snapshot is served in windows of this many characters...
@@ -17,6 +17,87 @@ pub const WINDOW_CHARS: usize = 80_000;
 pub const TAIL_CHARS: usize = 5_000;
 /// How long one frame's accessibility tree may take to read.
 const AX_TREE_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+/// Past this many elements in the top document, the accessibility tree
+/// takes tens of seconds to read (a 100,000-node page: 15-25 s, 67 MB of
+/// JSON), so the snapshot is read from the DOM instead (`LARGE_PAGE_FN`).
+const LARGE_PAGE_ELEMENTS: u64 = 20_000;
+/// At most this many lines in a snapshot read from the DOM.
+const LARGE_PAGE_ITEMS: usize = 100_000;
+
+/// How many elements the top document has (open shadow roots not counted).
+const ELEMENT_COUNT_FN: &str = "function() { return document.getElementsByTagName('*').length; }";
+
+/// The large-page snapshot, in the main frame's refs world: elements in
+/// document order (open shadow roots included, frames not), flat, each with
+/// its ARIA role (explicit or implied by its tag) and name; interactive ones
+/// numbered from the registry; text that belongs to no named element as
+/// `text` lines.
+const LARGE_PAGE_FN: &str = concat!(
+    "function(next, limit) {",
+    numbering_prelude!(),
+    r#"
+  const TAGS = { BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox', SUMMARY: 'button',
+    H1: 'heading', H2: 'heading', H3: 'heading', H4: 'heading', H5: 'heading', H6: 'heading',
+    IMG: 'img', NAV: 'navigation', MAIN: 'main', OPTION: 'option', TABLE: 'table', FORM: 'form',
+    DIALOG: 'dialog', IFRAME: 'iframe' };
+  const INPUTS = { checkbox: 'checkbox', radio: 'radio', range: 'slider', number: 'spinbutton',
+    search: 'searchbox', button: 'button', submit: 'button', reset: 'button', image: 'button',
+    file: 'button', color: 'button' };
+  const INTERACTIVE = new Set(['button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio',
+    'combobox', 'listbox', 'option', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab',
+    'switch', 'slider', 'spinbutton', 'treeitem']);
+  const roleOf = (el) => {
+    const explicit = el.getAttribute('role');
+    if (explicit) return explicit.trim().split(/\s+/)[0];
+    if (el.tagName === 'A') return el.hasAttribute('href') ? 'link' : '';
+    if (el.tagName === 'INPUT') {
+      const type = (el.getAttribute('type') || 'text').toLowerCase();
+      return type === 'hidden' ? '' : (INPUTS[type] || 'textbox');
+    }
+    return TAGS[el.tagName] || '';
+  };
+  const clean = (t) => String(t || '').replace(/\s+/g, ' ').trim().slice(0, 150);
+  const items = [];
+  let elements = 0;
+  const focused = document.activeElement;
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      elements++;
+      if (items.length >= limit) continue;
+      if (el.shadowRoot) walk(el.shadowRoot);
+      if (el.closest('script,style,noscript,template,head')) continue;
+      const role = roleOf(el);
+      if (role && role !== 'none' && role !== 'presentation' && role !== 'generic') {
+        const interactive = INTERACTIVE.has(role) && !el.disabled;
+        const name = clean(el.getAttribute('aria-label') || el.getAttribute('alt') ||
+          (role === 'textbox' || role === 'searchbox' ? el.getAttribute('placeholder') : el.innerText || el.textContent) ||
+          el.getAttribute('title'));
+        const states = [];
+        if (el === focused) states.push('focused');
+        if (el.disabled) states.push('disabled');
+        if (el.checked === true || el.getAttribute('aria-checked') === 'true') states.push('checked');
+        if (el.getAttribute('aria-expanded') === 'true') states.push('expanded');
+        if (el.required) states.push('required');
+        const value = (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton' || role === 'slider')
+          && typeof el.value === 'string' && el.value ? el.value : null;
+        const level = role === 'heading' ? Number(el.tagName.slice(1)) || null : null;
+        items.push({ role, name, value, level, states, index: interactive ? numberOf(el) : null });
+        continue;
+      }
+      // Text directly inside an element with no role of its own.
+      let text = '';
+      for (const c of el.childNodes) if (c.nodeType === 3) text += c.data;
+      text = clean(text);
+      if (text && !el.parentElement?.closest('a[href],button,[role],h1,h2,h3,h4,h5,h6,select,textarea,summary,option')) {
+        items.push({ role: 'text', name: text });
+      }
+    }
+  };
+  if (document.body) walk(document.body);
+  return { title: document.title, items, elements, next };
+}"#
+);
+
 /// Accessible names longer than this are cut (a link around a paragraph).
 const NAME_CHARS: usize = 150;
 /// Deeper trees are cut here rather than risk the stack.
@@ -102,6 +183,8 @@ struct FrameTree {
 }
 
 pub struct Built {
+    /// Why this snapshot is not the whole accessibility tree, if it isn't.
+    truncated: Option<String>,
     roots: Vec<Node>,
     title: String,
     url: String,
@@ -298,6 +381,15 @@ fn assign_numbers(
 impl PageRefs<'_> {
     /// Reads every frame's AX tree and gives interactive elements their refs.
     pub async fn build_snapshot(&self) -> Result<Built> {
+        let elements = self
+            .in_main_world(ELEMENT_COUNT_FN)
+            .await
+            .ok()
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        if elements > LARGE_PAGE_ELEMENTS {
+            return self.build_large_page_snapshot(elements).await;
+        }
         let started = std::time::Instant::now();
         let frame_tree = self.session().raw("Page.getFrameTree", json!({})).await?;
         let mut frame_list = Vec::new();
@@ -416,6 +508,7 @@ impl PageRefs<'_> {
             started.elapsed().as_secs_f64() * 1000.0
         );
         Ok(Built {
+            truncated: None,
             roots,
             title,
             url,
@@ -426,7 +519,93 @@ impl PageRefs<'_> {
     }
 }
 
+impl PageRefs<'_> {
+    /// A page too large for its accessibility tree: its elements read from
+    /// the DOM, flat, with refs (`LARGE_PAGE_FN`).
+    async fn build_large_page_snapshot(&self, elements: u64) -> Result<Built> {
+        let value = self
+            .number_in_main_world(LARGE_PAGE_FN, vec![json!({ "value": LARGE_PAGE_ITEMS })])
+            .await?;
+        let string =
+            |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let mut refs_count = 0;
+        let mut focused = None;
+        let roots: Vec<Node> = value
+            .get("items")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|item| {
+                let number = item.get("index").and_then(Value::as_u64).map(|n| n as u32);
+                let states: Vec<String> = item
+                    .get("states")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect();
+                if let Some(n) = number {
+                    refs_count += 1;
+                    if states.iter().any(|s| s == "focused") {
+                        focused = Some(ref_text(0, n));
+                    }
+                }
+                Node {
+                    role: string(item, "role"),
+                    name: string(item, "name"),
+                    value: item
+                        .get("value")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    states,
+                    level: item.get("level").and_then(Value::as_i64),
+                    number,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let lines = roots.len();
+        let (url, _) = self.session().info().await.unwrap_or_default();
+        let main = self.session().main_frame_or_target();
+        Ok(Built {
+            truncated: Some(format!(
+                "the page has {elements} elements, too many for its accessibility tree to be read in time: \
+                 this snapshot is read from the DOM, flat ({lines} lines: elements with a role, and text), \
+                 frames left out{}",
+                if lines >= LARGE_PAGE_ITEMS {
+                    ", cut at its limit"
+                } else {
+                    ""
+                }
+            )),
+            roots,
+            title: string(&value, "title"),
+            url,
+            focused,
+            refs_count,
+            frames: vec![(main, 0)],
+        })
+    }
+
+    /// Runs a function without arguments in the main frame's refs world.
+    async fn in_main_world(&self, function: &str) -> Result<Value> {
+        let world = self
+            .frame_world(&self.session().main_frame_or_target())
+            .await?;
+        let value = self
+            .session()
+            .call_function(CallOn::World(world), function, vec![], true)
+            .await?;
+        Ok(value.get("value").cloned().unwrap_or(Value::Null))
+    }
+}
+
 impl Built {
+    /// Why this snapshot is not the whole accessibility tree, if it isn't.
+    pub fn truncated(&self) -> Option<&str> {
+        self.truncated.as_deref()
+    }
+
     pub fn refs_count(&self) -> usize {
         self.refs_count
     }
@@ -453,13 +632,18 @@ impl Built {
             .iter()
             .filter_map(|n| json_node(n, &self.frames, &bounds))
             .collect();
-        json!({
+        let mut out = json!({
             "elements": elements,
             "page_title": self.title,
             "page_url": self.url,
             "focused_ref": self.focused,
             "refs_count": self.refs_count,
-        })
+        });
+        if let Some(note) = &self.truncated {
+            out["truncated"] = json!(true);
+            out["note"] = json!(note);
+        }
+        out
     }
 
     /// Viewport boxes of numbered elements, read from each frame's world.
@@ -768,6 +952,7 @@ mod tests {
     #[test]
     fn text_lines_show_role_name_ref_and_state() {
         let built = Built {
+            truncated: None,
             roots: vec![Node {
                 role: "form".into(),
                 children: vec![
