@@ -507,6 +507,69 @@ fn large_snapshots_page_with_the_tail_on_every_window() {
 fn frames_and_shadow_roots_are_reachable() {
     let (h, _g) = shared();
     block_on(async {
+        let tab = frames_and_shadow_roots(h).await;
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+/// With site isolation the cross-site frame renders in a process of its
+/// own, reached through its own target: the same refs, clicks, typing and
+/// boxes.
+#[test]
+fn frames_rendered_out_of_process_are_reachable() {
+    let (h, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("isolated-plugins"), |o| {
+            o.site_isolation = true;
+        })
+        .await;
+        let isolated = h.with_server(server);
+        let tab = frames_and_shadow_roots(&isolated).await;
+        let engine = &isolated.server.app;
+        let handle = engine
+            .tab(&wabp_core::Caller::anonymous(), &tab)
+            .expect("the tab");
+        let targets = handle
+            .session
+            .frame_targets()
+            .expect("frame targets followed");
+        assert_eq!(
+            targets.roots().len(),
+            1,
+            "the cross-site frame is out of process"
+        );
+        // Boxes of refs in the out-of-process frame are in page coordinates.
+        let body = snapshot(&isolated, &tab, "?format=json").await;
+        let text = body.to_string();
+        assert!(text.contains("Cross clicked"), "{text}");
+        let (x, y) = isolated.center(&tab, "#cross").await;
+        let cross = find_named(&body["elements"], "Cross clicked").expect("the cross button");
+        let bx = cross["bounds"]["x"].as_f64().unwrap();
+        let by = cross["bounds"]["y"].as_f64().unwrap();
+        assert!(
+            (bx - x).abs() < 200.0 && (by - y).abs() < 60.0 && by > 0.0,
+            "the button ({bx}, {by}) lies inside its frame (centre {x}, {y})"
+        );
+        isolated.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+fn find_named<'a>(elements: &'a Value, name: &str) -> Option<&'a Value> {
+    for element in elements.as_array()? {
+        if element["name"] == name {
+            return Some(element);
+        }
+        if let Some(found) = find_named(&element["children"], name) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Snapshot, click and type across a same-site frame, a cross-site frame
+/// and an open shadow root; the tab.
+async fn frames_and_shadow_roots(h: &common::Harness) -> String {
+    {
         let tab = h.tab_on("/frames").await;
         // Frames load after the top document; wait for both buttons.
         let text = common::eventually(Duration::from_secs(10), || async {
@@ -555,8 +618,8 @@ fn frames_and_shadow_roots_are_reachable() {
         // A selector reaches into an open shadow root.
         let (status, body) = act(h, &tab, "click", json!({ "selector": "#shadow-btn" })).await;
         assert_eq!(status, 200, "{body}");
-        h.delete(&format!("/tabs/{tab}")).await;
-    });
+        tab
+    }
 }
 
 #[test]

@@ -54,6 +54,8 @@ pub struct Options {
     /// oldest sessions are deleted (`--history-max-mb`).
     pub history_max_mb: u64,
     pub pause: bool,
+    /// Cross-site frames in renderers of their own (`--site-isolation`).
+    pub site_isolation: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,
     /// Web origins allowed to call the engine besides its own (`--allow-origin`).
@@ -82,6 +84,7 @@ impl Options {
             max_download_mb: 1024,
             history_max_mb: 4096,
             pause: true,
+            site_isolation: false,
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
             extra_schemes: Vec::new(),
@@ -173,6 +176,7 @@ impl App {
                     viewport_width: options.viewport.0,
                     viewport_height: options.viewport.1,
                     user_data_dir: options.session_dir.join("profile"),
+                    site_isolation: options.site_isolation,
                     ..BrowserOptions::default()
                 },
                 session_dir: options.session_dir.clone(),

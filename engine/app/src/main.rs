@@ -111,6 +111,10 @@ struct ServeArgs {
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
+    /// Render cross-site frames in processes of their own (site isolation),
+    /// reached through their own targets. Not yet frozen with their page.
+    #[arg(long)]
+    site_isolation: bool,
     /// Viewport size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = parse_viewport)]
     viewport: (u32, u32),
@@ -242,6 +246,7 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         max_download_mb: args.max_download_mb,
         history_max_mb: args.history_max_mb,
         pause: !args.no_pause,
+        site_isolation: args.site_isolation,
         user_limits: wabp_core::users::UserLimits {
             max_sessions: args.max_sessions.max(1),
             max_tabs_per_session: args.max_tabs_per_session.max(1),

@@ -36,6 +36,10 @@ pub struct BrowserOptions {
     /// Ask for begin-frame control (the deterministic frame driver). Granted
     /// only when the engine launches `chromium-headless-shell` itself.
     pub begin_frame_control: bool,
+    /// Cross-site frames in renderers of their own (`--site-isolation`),
+    /// reached through their own targets (`tab/frame_targets.rs`). Off:
+    /// one renderer per page, reached through the page's session.
+    pub site_isolation: bool,
 }
 
 impl Default for BrowserOptions {
@@ -50,6 +54,7 @@ impl Default for BrowserOptions {
             request_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
             begin_frame_control: true,
+            site_isolation: false,
         }
     }
 }
@@ -249,17 +254,29 @@ impl BrowserProcess {
                         "disable-background-networking",
                         "disable-component-update",
                         "disable-sync",
-                        "disable-features=Translate,OptimizationHints,MediaRouter,IsolateOrigins,site-per-process",
-                        // Cross-site iframes stay in the page's renderer, so
-                        // snapshots, refs and begin-frames reach them in
-                        // one session (no out-of-process frames).
-                        "disable-site-isolation-trials",
                         // A renderer per tab as far as it goes: Chromium's
                         // default limit (from memory size) makes tabs share
                         // one past a handful, and a page that spins then
                         // freezes its neighbours.
                         "renderer-process-limit=64",
                     ])
+                    .args(if options.site_isolation {
+                        // headless-shell isolates nothing unless told to.
+                        &[
+                            "disable-features=Translate,OptimizationHints,MediaRouter",
+                            "site-per-process",
+                        ][..]
+                    } else {
+                        // Cross-site iframes stay in the page's renderer,
+                        // so snapshots, refs and begin-frames reach them in
+                        // one session (no out-of-process frames).
+                        &[
+                            "disable-features=Translate,OptimizationHints,MediaRouter,IsolateOrigins,site-per-process",
+                            "disable-site-isolation-trials",
+                        ][..]
+                    }
+                    .iter()
+                    .copied())
                     .args(options.extra_args.iter().map(String::as_str));
                 // Chromium's sandbox refuses root, and needs user namespaces.
                 let mut builder = match &sandbox_off {
@@ -339,6 +356,7 @@ impl BrowserProcess {
         });
         let navigator = std::sync::Arc::new(crate::navigator::Navigator::new(
             browser.websocket_address().clone(),
+            options.site_isolation,
         ));
         Ok(BrowserProcess {
             sandbox,

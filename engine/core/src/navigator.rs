@@ -8,6 +8,10 @@
 //! queue: this connection sends `Page.navigate` straight to the tab's target
 //! through a session of its own, and answers when the navigation commits or
 //! fails. Events still come to the tab through chromiumoxide's session.
+//!
+//! The same connection reaches what chromiumoxide can't: the sessions of a
+//! tab's out-of-process frames (`tab/frame_targets.rs`), whose events it
+//! hands to whoever subscribed to them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,10 +27,18 @@ use crate::error::{Error, ErrorCode, Result};
 
 type Pending = Arc<std::sync::Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
 
+/// An event of one session: (method, params).
+pub type SessionEvent = (String, Value);
+type Subscribers =
+    Arc<std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<SessionEvent>>>>;
+
 /// One browser's navigation connection, opened on first use and again after
 /// it breaks.
 pub struct Navigator {
     ws_url: String,
+    /// The browser renders cross-site frames out of process: tabs follow
+    /// their frame targets.
+    site_isolation: bool,
     conn: Mutex<Option<Connection>>,
     next_id: AtomicU64,
 }
@@ -34,6 +46,8 @@ pub struct Navigator {
 struct Connection {
     outgoing: tokio::sync::mpsc::UnboundedSender<String>,
     pending: Pending,
+    /// Who follows the events of which session (`Navigator::subscribe`).
+    subscribers: Subscribers,
     /// The session this connection holds on each target, by target id.
     sessions: HashMap<String, String>,
     reader: tokio::task::JoinHandle<()>,
@@ -47,9 +61,10 @@ impl Drop for Connection {
 
 impl Navigator {
     /// For the browser whose DevTools endpoint is `ws_url`.
-    pub fn new(ws_url: String) -> Navigator {
+    pub fn new(ws_url: String, site_isolation: bool) -> Navigator {
         Navigator {
             ws_url,
+            site_isolation,
             conn: Mutex::new(None),
             next_id: AtomicU64::new(1),
         }
@@ -80,6 +95,62 @@ impl Navigator {
             ))
         })?;
         answer
+    }
+
+    /// Whether tabs of this browser follow their out-of-process frames.
+    pub fn site_isolation(&self) -> bool {
+        self.site_isolation
+    }
+
+    /// Sends one command to `session` (the browser's own without one),
+    /// bounded by `limit`; a refusal is an error naming the method.
+    pub async fn send(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Value> {
+        let answer = tokio::time::timeout(limit, self.call(session, method, params))
+            .await
+            .map_err(|_| {
+                Error::timeout(format!(
+                    "{method} did not answer within {} ms",
+                    limit.as_millis()
+                ))
+            })??;
+        answer.map_err(|refusal| Error::internal(format!("{method}: {refusal}")))
+    }
+
+    /// A session of this connection on `target_id` (attached once, kept).
+    pub async fn session_on(&self, target_id: &str) -> Result<String> {
+        self.session(target_id).await
+    }
+
+    /// Events of `session` from now on, until the connection breaks (the
+    /// stream then ends: the session is gone with it).
+    pub async fn subscribe(
+        &self,
+        session: &str,
+    ) -> Result<tokio::sync::mpsc::UnboundedReceiver<SessionEvent>> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut conn = self.conn.lock().await;
+        if conn.as_ref().is_none_or(|c| c.reader.is_finished()) {
+            *conn = Some(self.connect().await?);
+        }
+        let conn = conn.as_ref().expect("connected above");
+        conn.subscribers
+            .lock()
+            .unwrap()
+            .insert(session.to_string(), tx);
+        Ok(rx)
+    }
+
+    /// Stops following `session`'s events.
+    pub async fn unsubscribe(&self, session: &str) {
+        if let Some(conn) = self.conn.lock().await.as_ref() {
+            conn.subscribers.lock().unwrap().remove(session);
+        }
     }
 
     /// Forgets the session on a target that is gone.
@@ -164,6 +235,8 @@ impl Navigator {
         let (outgoing, mut queued) = tokio::sync::mpsc::unbounded_channel::<String>();
         let pending: Pending = Arc::default();
         let answers = pending.clone();
+        let subscribers: Subscribers = Arc::default();
+        let followers = subscribers.clone();
         let reader = tokio::spawn(async move {
             loop {
                 tokio::select! {
@@ -180,10 +253,22 @@ impl Navigator {
                             let Ok(reply) = serde_json::from_str::<Value>(text.as_str()) else {
                                 continue;
                             };
-                            // Events (no id) are chromiumoxide's business.
                             if let Some(id) = reply.get("id").and_then(Value::as_u64) {
                                 if let Some(waiter) = answers.lock().unwrap().remove(&id) {
                                     let _ = waiter.send(reply);
+                                }
+                            } else if let (Some(session), Some(method)) = (
+                                reply.get("sessionId").and_then(Value::as_str),
+                                reply.get("method").and_then(Value::as_str),
+                            ) {
+                                // Events of sessions someone follows; the
+                                // rest are chromiumoxide's business.
+                                let mut followers = followers.lock().unwrap();
+                                if let Some(follower) = followers.get(session) {
+                                    let params = reply.get("params").cloned().unwrap_or(Value::Null);
+                                    if follower.send((method.to_string(), params)).is_err() {
+                                        followers.remove(session);
+                                    }
                                 }
                             }
                         }
@@ -192,12 +277,15 @@ impl Navigator {
                     },
                 }
             }
-            // Waiters see their sender dropped: "connection closed".
+            // Waiters see their sender dropped: "connection closed";
+            // followers see their stream end.
             answers.lock().unwrap().clear();
+            followers.lock().unwrap().clear();
         });
         Ok(Connection {
             outgoing,
             pending,
+            subscribers,
             sessions: HashMap::new(),
             reader,
         })

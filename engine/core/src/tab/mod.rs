@@ -39,6 +39,7 @@ use tokio::task::JoinHandle;
 
 pub mod capture;
 pub mod execution;
+pub mod frame_targets;
 pub mod frames;
 mod host;
 pub mod network;
@@ -204,6 +205,15 @@ impl Tab {
             }
         });
         *tab.pump.lock().unwrap() = Some(pump);
+        if tab.navigator.site_isolation() {
+            let targets = crate::tab::frame_targets::FrameTargets::follow(
+                tab.navigator.clone(),
+                &tab.id,
+                tab.target_id.inner(),
+            )
+            .await?;
+            tab.session.set_frame_targets(targets);
+        }
         tab.install_interceptions().await?;
         tab.driver().prepare().await?;
         Ok(tab)

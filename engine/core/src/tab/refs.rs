@@ -179,7 +179,8 @@ impl<'a> PageRefs<'a> {
         }
         let created = self
             .session
-            .raw(
+            .raw_in(
+                Some(frame_id),
                 "Page.createIsolatedWorld",
                 json!({ "frameId": frame_id, "worldName": "wabp-refs" }),
             )
@@ -237,7 +238,8 @@ impl<'a> PageRefs<'a> {
         // the node itself; pipeline them.
         let objects: Vec<Value> = futures::stream::iter(backend_ids.iter().copied())
             .map(|id| {
-                self.session.raw(
+                self.session.raw_in(
+                    Some(frame_id),
                     "DOM.resolveNode",
                     json!({ "backendNodeId": id, "executionContextId": world, "objectGroup": group }),
                 )
@@ -256,11 +258,18 @@ impl<'a> PageRefs<'a> {
         arguments.extend(objects);
         let result = self
             .session
-            .call_function(CallOn::World(world), REGISTER_FN, arguments, true)
+            .call_function(
+                Some(frame_id),
+                CallOn::World(world),
+                REGISTER_FN,
+                arguments,
+                true,
+            )
             .await;
         let _ = self
             .session
-            .raw(
+            .raw_in(
+                Some(frame_id),
                 "Runtime.releaseObjectGroup",
                 json!({ "objectGroup": group }),
             )
@@ -305,7 +314,7 @@ impl<'a> PageRefs<'a> {
             all.extend(arguments.iter().cloned());
             match self
                 .session
-                .call_function(CallOn::World(world), function, all, true)
+                .call_function(Some(&frame), CallOn::World(world), function, all, true)
                 .await
             {
                 Ok(v) => {
@@ -375,6 +384,7 @@ impl<'a> PageRefs<'a> {
                 let found = self
                     .session
                     .call_function(
+                        Some(&entry.frame_id),
                         CallOn::World(entry.context_id),
                         concat!(
                             "function(n) { ",
@@ -409,6 +419,7 @@ impl<'a> PageRefs<'a> {
                 let object = match self
                     .session
                     .call_function(
+                        Some(&frame),
                         CallOn::World(world),
                         SELECT_FN,
                         vec![json!({ "value": selector })],
@@ -432,6 +443,7 @@ impl<'a> PageRefs<'a> {
                     let detail = self
                         .session
                         .call_function(
+                            Some(&frame),
                             CallOn::Object(id),
                             "function() { return this.error; }",
                             vec![],
@@ -468,7 +480,13 @@ impl<'a> PageRefs<'a> {
         let (object, frame) = self.target_object(target).await?;
         let value = self
             .session
-            .call_function(CallOn::Object(&object), function, arguments, true)
+            .call_function(
+                Some(&frame),
+                CallOn::Object(&object),
+                function,
+                arguments,
+                true,
+            )
             .await?;
         let value = value.get("value").cloned().unwrap_or(Value::Null);
         let what = Self::describe_target(target);
@@ -523,26 +541,58 @@ impl<'a> PageRefs<'a> {
     }
 
     /// Top-left of a child frame's content box in top-level viewport
-    /// coordinates.
+    /// coordinates. Box models are in the coordinates of their renderer's
+    /// root frame: the page's is the top-level viewport; an out-of-process
+    /// frame's root adds where its own `<iframe>` sits, and so on up.
     pub async fn frame_offset(&self, frame_id: &str) -> Result<(f64, f64)> {
-        let owner = self
-            .session
-            .raw("DOM.getFrameOwner", json!({ "frameId": frame_id }))
-            .await?;
-        let backend = owner
-            .get("backendNodeId")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| Error::internal("frame has no owner element"))?;
-        let model = self
-            .session
-            .raw("DOM.getBoxModel", json!({ "backendNodeId": backend }))
-            .await?;
-        let content = model
-            .pointer("/model/content")
-            .and_then(Value::as_array)
-            .ok_or_else(|| Error::internal("frame owner has no box"))?;
-        let at = |i: usize| content.get(i).and_then(Value::as_f64).unwrap_or(0.0);
-        Ok((at(0), at(1)))
+        let targets = self.session.frame_targets();
+        let (mut x, mut y) = (0.0, 0.0);
+        let mut frame = frame_id.to_string();
+        // Frames nest only so deep.
+        for _ in 0..32 {
+            // The owner `<iframe>` lives where the frame's parent renders: a
+            // frame target's root is owned by its parent's renderer; any
+            // other frame by its own.
+            let owner_in = match targets {
+                Some(t) if t.is_root(&frame) => t.parent_of_root(&frame).await,
+                _ => Some(frame.clone()),
+            };
+            let owner = self
+                .session
+                .raw_in(
+                    owner_in.as_deref(),
+                    "DOM.getFrameOwner",
+                    json!({ "frameId": frame }),
+                )
+                .await?;
+            let backend = owner
+                .get("backendNodeId")
+                .and_then(Value::as_i64)
+                .ok_or_else(|| Error::internal("frame has no owner element"))?;
+            let model = self
+                .session
+                .raw_in(
+                    owner_in.as_deref(),
+                    "DOM.getBoxModel",
+                    json!({ "backendNodeId": backend }),
+                )
+                .await?;
+            let content = model
+                .pointer("/model/content")
+                .and_then(Value::as_array)
+                .ok_or_else(|| Error::internal("frame owner has no box"))?;
+            let at = |i: usize| content.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+            x += at(0);
+            y += at(1);
+            let renderer = owner_in
+                .as_deref()
+                .and_then(|f| targets.and_then(|t| t.session_of(f)));
+            match renderer.and_then(|s| targets.and_then(|t| t.root_of_session(&s))) {
+                Some(root) => frame = root,
+                None => return Ok((x, y)),
+            }
+        }
+        Ok((x, y))
     }
 
     pub async fn focus_target(&self, target: &Target, select_all: bool) -> HostResult<ElementBox> {
@@ -573,9 +623,10 @@ impl<'a> PageRefs<'a> {
     }
 
     pub async fn dispatch_change_on(&self, target: &Target) -> HostResult<()> {
-        let (object, _) = self.target_object(target).await?;
+        let (object, frame) = self.target_object(target).await?;
         self.session
             .call_function(
+                Some(&frame),
                 CallOn::Object(&object),
                 "function() { this.dispatchEvent(new Event('change', { bubbles: true })); }",
                 vec![],

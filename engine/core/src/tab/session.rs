@@ -51,6 +51,8 @@ pub struct PageSession {
     /// The running action's timeout: input and script commands give up by
     /// then, so a page that stops answering ends the action at its timeout.
     action_deadline: Mutex<Option<std::time::Instant>>,
+    /// The page's out-of-process frames, when the browser isolates sites.
+    frame_targets: std::sync::OnceLock<std::sync::Arc<super::frame_targets::FrameTargets>>,
 }
 
 impl PageSession {
@@ -77,7 +79,18 @@ impl PageSession {
             closed: watch::Sender::new(false),
             failure: Mutex::new(None),
             action_deadline: Mutex::new(None),
+            frame_targets: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Routes the commands of out-of-process frames through `targets`.
+    pub fn set_frame_targets(&self, targets: std::sync::Arc<super::frame_targets::FrameTargets>) {
+        let _ = self.frame_targets.set(targets);
+    }
+
+    /// The page's out-of-process frames, if the browser isolates sites.
+    pub fn frame_targets(&self) -> Option<&std::sync::Arc<super::frame_targets::FrameTargets>> {
+        self.frame_targets.get()
     }
 
     /// Bounds input and script commands by `deadline` (an action's timeout)
@@ -284,9 +297,49 @@ impl PageSession {
             })
     }
 
-    /// `Runtime.callFunctionOn` in a world or on an object.
+    /// [`PageSession::raw`] for `frame`: through the frame's own target
+    /// when it is out of the page's process, else the page's session.
+    pub async fn raw_in(
+        &self,
+        frame: Option<&str>,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Value> {
+        self.raw_in_within(frame, method, params, COMMAND_BOUND)
+            .await
+    }
+
+    /// [`PageSession::raw_in`], bounded by `limit`.
+    pub async fn raw_in_within(
+        &self,
+        frame: Option<&str>,
+        method: &'static str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Value> {
+        let routed = frame.and_then(|f| {
+            let targets = self.frame_targets.get()?;
+            Some((targets, targets.session_of(f)?))
+        });
+        let Some((targets, session)) = routed else {
+            return self.raw_within(method, params, limit).await;
+        };
+        if self.dialog_open() {
+            return Err(Error::dialog_blocks(&self.tab_id));
+        }
+        // A frame's renderer that stops answering costs this command, not
+        // the page: it is not marked broken.
+        targets
+            .navigator()
+            .send(Some(&session), method, params, limit)
+            .await
+    }
+
+    /// `Runtime.callFunctionOn` in a world or on an object of `frame`'s
+    /// renderer (`None`: the page's).
     pub async fn call_function(
         &self,
+        frame: Option<&str>,
         on: CallOn<'_>,
         function: &str,
         arguments: Vec<Value>,
@@ -302,7 +355,7 @@ impl PageSession {
             CallOn::World(id) => params["executionContextId"] = json!(id),
             CallOn::Object(id) => params["objectId"] = json!(id),
         }
-        let response = self.raw("Runtime.callFunctionOn", params).await?;
+        let response = self.raw_in(frame, "Runtime.callFunctionOn", params).await?;
         if let Some(exception) = response.get("exceptionDetails") {
             let text = exception
                 .pointer("/exception/description")

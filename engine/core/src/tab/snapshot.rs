@@ -318,25 +318,29 @@ fn frames_of(tree: &Value, parent: Option<&str>, out: &mut Vec<(String, Option<S
     }
 }
 
-/// Puts each child frame's tree under its iframe node.
+/// Puts each child frame's tree under its iframe node. `owners` maps (the
+/// renderer of the owner's frame, its backend node id) to the child frame's
+/// index; `renderers[frame]` is that frame's renderer (`None`: the page's).
 fn attach_frames(
     nodes: &mut Vec<Node>,
-    owners: &HashMap<i64, usize>,
+    owners: &HashMap<(Option<String>, i64), usize>,
     frames: &mut Vec<Option<Vec<Node>>>,
     ordinals: &[u32],
+    renderers: &[Option<String>],
 ) {
     for node in nodes.iter_mut() {
         if node.role == "Iframe" {
-            if let Some(&index) = node.backend.as_ref().and_then(|b| owners.get(b)) {
+            let renderer = renderers.get(node.frame).cloned().flatten();
+            if let Some(&index) = node.backend.and_then(|b| owners.get(&(renderer, b))) {
                 if let Some(mut content) = frames.get_mut(index).and_then(Option::take) {
-                    attach_frames(&mut content, owners, frames, ordinals);
+                    attach_frames(&mut content, owners, frames, ordinals, renderers);
                     node.frame_label = Some(ordinals[index]);
                     node.children = content;
                     continue;
                 }
             }
         }
-        attach_frames(&mut node.children, owners, frames, ordinals);
+        attach_frames(&mut node.children, owners, frames, ordinals, renderers);
     }
 }
 
@@ -396,6 +400,7 @@ impl PageRefs<'_> {
         if let Some(tree) = frame_tree.get("frameTree") {
             frames_of(tree, None, &mut frame_list);
         }
+        self.add_out_of_process_frames(&mut frame_list).await;
         if frame_list.is_empty() {
             return Err(Error::new(
                 ErrorCode::NotReady,
@@ -408,7 +413,8 @@ impl PageRefs<'_> {
             let Ok(ax) = self
                 .session()
                 // A page of 100,000 nodes takes seconds to serialize.
-                .raw_within(
+                .raw_in_within(
+                    Some(id),
                     "Accessibility.getFullAXTree",
                     json!({ "frameId": id }),
                     AX_TREE_LIMIT,
@@ -451,6 +457,18 @@ impl PageRefs<'_> {
             .and_then(|t| t.root.as_ref().and_then(|r| t.nodes.get(r)))
             .map(|n| ax_string(n, "name"))
             .unwrap_or_default();
+        let parents: HashMap<&str, Option<&str>> = frame_list
+            .iter()
+            .map(|(f, p)| (f.as_str(), p.as_deref()))
+            .collect();
+        // Backend node ids are per renderer: an owner is known by the
+        // renderer (session) of its frame and its id there.
+        let renderer_of = |frame: &str| {
+            self.session()
+                .frame_targets()
+                .and_then(|t| t.session_of(frame))
+        };
+        let renderers: Vec<Option<String>> = trees.iter().map(|t| renderer_of(&t.id)).collect();
         let mut converted: Vec<Option<Vec<Node>>> = Vec::new();
         let mut owners = HashMap::new();
         for (i, tree) in trees.iter().enumerate() {
@@ -465,19 +483,21 @@ impl PageRefs<'_> {
                 }
             }
             converted.push(Some(nodes));
+            // The owner `<iframe>` lives in the parent frame's renderer.
+            let parent = parents.get(tree.id.as_str()).copied().flatten();
             if i > 0
                 && let Ok(owner) = self
                     .session()
-                    .raw("DOM.getFrameOwner", json!({ "frameId": tree.id }))
+                    .raw_in(parent, "DOM.getFrameOwner", json!({ "frameId": tree.id }))
                     .await
                 && let Some(b) = owner.get("backendNodeId").and_then(Value::as_i64)
             {
-                owners.insert(b, i);
+                owners.insert((parent.and_then(renderer_of), b), i);
             }
         }
         let ordinals: Vec<u32> = trees.iter().map(|t| t.ordinal).collect();
         let mut roots = converted[0].take().unwrap_or_default();
-        attach_frames(&mut roots, &owners, &mut converted, &ordinals);
+        attach_frames(&mut roots, &owners, &mut converted, &ordinals, &renderers);
         let mut per_frame = HashMap::new();
         collect_interactive(&mut roots, &mut per_frame);
         let converted_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -587,14 +607,59 @@ impl PageRefs<'_> {
         })
     }
 
+    /// Adds the frames rendered out of the page's process (site isolation)
+    /// to `frames` (frame id, parent id), from each frame target's own tree;
+    /// their inner same-site frames are routed through that target from now
+    /// on.
+    async fn add_out_of_process_frames(&self, frames: &mut Vec<(String, Option<String>)>) {
+        let Some(targets) = self.session().frame_targets() else {
+            return;
+        };
+        // Every frame target is a root here, nested ones included.
+        for (root, session) in targets.roots() {
+            let Ok(tree) = targets
+                .navigator()
+                .send(
+                    Some(&session),
+                    "Page.getFrameTree",
+                    json!({}),
+                    super::session::COMMAND_BOUND,
+                )
+                .await
+            else {
+                continue;
+            };
+            let Some(tree) = tree.get("frameTree") else {
+                continue;
+            };
+            let parent = tree
+                .pointer("/frame/parentId")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            targets.set_root_parent(&root, parent.clone());
+            let mut inner = Vec::new();
+            frames_of(tree, None, &mut inner);
+            targets.learn_frames(
+                &session,
+                inner.iter().map(|(f, _)| f.clone()).filter(|f| f != &root),
+            );
+            for (i, (frame, frame_parent)) in inner.into_iter().enumerate() {
+                let frame_parent = if i == 0 { parent.clone() } else { frame_parent };
+                match frames.iter_mut().find(|(f, _)| *f == frame) {
+                    Some(known) => known.1 = known.1.take().or(frame_parent),
+                    None => frames.push((frame, frame_parent)),
+                }
+            }
+        }
+    }
+
     /// Runs a function without arguments in the main frame's refs world.
     async fn in_main_world(&self, function: &str) -> Result<Value> {
-        let world = self
-            .frame_world(&self.session().main_frame_or_target())
-            .await?;
+        let frame = self.session().main_frame_or_target();
+        let world = self.frame_world(&frame).await?;
         let value = self
             .session()
-            .call_function(CallOn::World(world), function, vec![], true)
+            .call_function(Some(&frame), CallOn::World(world), function, vec![], true)
             .await?;
         Ok(value.get("value").cloned().unwrap_or(Value::Null))
     }
@@ -666,6 +731,7 @@ impl Built {
             let Ok(result) = refs
                 .session()
                 .call_function(
+                    Some(frame_id),
                     CallOn::World(world),
                     concat!("function(ids) { ", lookup_prelude!(), " return ids.map(n => { const el = byNumber(n); if (!el) return null; const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }); }"),
                     vec![json!({ "value": numbers })],

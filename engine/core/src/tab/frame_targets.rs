@@ -1,0 +1,256 @@
+//! A tab's out-of-process frames. With site isolation a cross-site iframe
+//! runs in a renderer of its own, reachable only through a CDP session on
+//! its own target; the page's session doesn't see into it. chromiumoxide
+//! attaches to such targets and lets them run, but offers no way to send
+//! them commands, so this component follows them over the navigator's
+//! connection (`navigator.rs`): auto-attach on the page's target (and on
+//! each frame target, for frames inside frames), one session per frame
+//! target, and a map from frame id to that session. Every frame-scoped
+//! command (`PageSession::raw_in`) is routed through it: isolated worlds,
+//! node resolution, accessibility trees, script calls.
+//!
+//! A frame target is held (`waitForDebuggerOnStart`) until it is set up,
+//! then released.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+
+use crate::error::Result;
+use crate::navigator::{Navigator, SessionEvent};
+
+/// How long setting up or releasing a frame target may take.
+const SETUP_LIMIT: Duration = Duration::from_secs(5);
+
+pub struct FrameTargets {
+    navigator: Arc<Navigator>,
+    tab_id: String,
+    /// Frame id → our session on the target that renders it: an
+    /// out-of-process frame's own id (its target id), and the frames of
+    /// the same site inside it, learnt from its frame tree.
+    sessions: Mutex<HashMap<String, String>>,
+    /// Each frame target's root frame id (its target id) → our session.
+    roots: Mutex<HashMap<String, String>>,
+    /// Each root's parent frame, once read from its frame tree.
+    root_parents: Mutex<HashMap<String, Option<String>>>,
+    /// The tasks following the page's session and each frame target's.
+    followers: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl Drop for FrameTargets {
+    fn drop(&mut self) {
+        for follower in self.followers.lock().unwrap().drain(..) {
+            follower.abort();
+        }
+    }
+}
+
+impl FrameTargets {
+    /// Follows the frame targets of the page `target_id`, from now on.
+    pub async fn follow(
+        navigator: Arc<Navigator>,
+        tab_id: &str,
+        target_id: &str,
+    ) -> Result<Arc<FrameTargets>> {
+        let targets = Arc::new(FrameTargets {
+            navigator: navigator.clone(),
+            tab_id: tab_id.to_string(),
+            sessions: Mutex::new(HashMap::new()),
+            roots: Mutex::new(HashMap::new()),
+            root_parents: Mutex::new(HashMap::new()),
+            followers: Mutex::new(Vec::new()),
+        });
+        let page_session = navigator.session_on(target_id).await?;
+        targets.auto_attach(&page_session).await?;
+        Ok(targets)
+    }
+
+    /// The navigator these sessions live on.
+    pub fn navigator(&self) -> &Arc<Navigator> {
+        &self.navigator
+    }
+
+    /// Our session on the target rendering `frame`, if it is out of the
+    /// page's process.
+    pub fn session_of(&self, frame: &str) -> Option<String> {
+        self.sessions.lock().unwrap().get(frame).cloned()
+    }
+
+    /// Every frame target: (its root frame id, our session on it).
+    pub fn roots(&self) -> Vec<(String, String)> {
+        let mut roots: Vec<(String, String)> = self
+            .roots
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(f, s)| (f.clone(), s.clone()))
+            .collect();
+        roots.sort();
+        roots
+    }
+
+    /// Whether `frame` is the root of a frame target.
+    pub fn is_root(&self, frame: &str) -> bool {
+        self.roots.lock().unwrap().contains_key(frame)
+    }
+
+    /// The root frame of the frame target `session` is on.
+    pub fn root_of_session(&self, session: &str) -> Option<String> {
+        self.roots
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(_, s)| s.as_str() == session)
+            .map(|(f, _)| f.clone())
+    }
+
+    pub fn set_root_parent(&self, root: &str, parent: Option<String>) {
+        self.root_parents
+            .lock()
+            .unwrap()
+            .insert(root.to_string(), parent);
+    }
+
+    /// The frame a frame target's root sits in, read from its frame tree
+    /// the first time.
+    pub async fn parent_of_root(&self, root: &str) -> Option<String> {
+        if let Some(parent) = self.root_parents.lock().unwrap().get(root) {
+            return parent.clone();
+        }
+        let session = self.session_of(root)?;
+        let tree = self
+            .navigator
+            .send(Some(&session), "Page.getFrameTree", json!({}), SETUP_LIMIT)
+            .await
+            .ok()?;
+        let parent = tree
+            .pointer("/frameTree/frame/parentId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        self.set_root_parent(root, parent.clone());
+        parent
+    }
+
+    /// Frames of `session`'s target other than its root (same-site frames
+    /// inside an out-of-process frame) are reached through it too.
+    pub fn learn_frames(&self, session: &str, frames: impl IntoIterator<Item = String>) {
+        let mut sessions = self.sessions.lock().unwrap();
+        for frame in frames {
+            sessions.insert(frame, session.to_string());
+        }
+    }
+
+    /// Asks `session`'s target to attach its frame targets to us, held
+    /// until set up; follows its events.
+    async fn auto_attach(self: &Arc<Self>, session: &str) -> Result<()> {
+        let mut events = self.navigator.subscribe(session).await?;
+        let weak: Weak<FrameTargets> = Arc::downgrade(self);
+        let follower = tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                let Some(targets) = weak.upgrade() else {
+                    return;
+                };
+                targets.on_event(event).await;
+            }
+        });
+        self.followers.lock().unwrap().push(follower);
+        self.navigator
+            .send(
+                Some(session),
+                "Target.setAutoAttach",
+                json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+                SETUP_LIMIT,
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn on_event(self: &Arc<Self>, (method, params): SessionEvent) {
+        match method.as_str() {
+            "Target.attachedToTarget" => {
+                let session = params
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let info = params.get("targetInfo").cloned().unwrap_or(Value::Null);
+                let kind = info.get("type").and_then(Value::as_str).unwrap_or_default();
+                let target = info
+                    .get("targetId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                // Set up off this loop: the new target's own events come
+                // through its own follower.
+                tokio::spawn(self.clone().adopt(kind.to_string(), target, session));
+            }
+            "Target.detachedFromTarget" => {
+                if let Some(session) = params.get("sessionId").and_then(Value::as_str) {
+                    self.forget(session).await;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A new target under the page: a frame is followed; anything else
+    /// (workers) is only let go.
+    /// (Boxed: it follows the new target, whose events lead back here.)
+    fn adopt(
+        self: Arc<Self>,
+        kind: String,
+        target: String,
+        session: String,
+    ) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(self.adopt_target(kind, target, session))
+    }
+
+    async fn adopt_target(self: Arc<Self>, kind: String, target: String, session: String) {
+        if kind == "iframe" {
+            self.roots
+                .lock()
+                .unwrap()
+                .insert(target.clone(), session.clone());
+            self.sessions
+                .lock()
+                .unwrap()
+                .insert(target.clone(), session.clone());
+            if let Err(e) = self.auto_attach(&session).await {
+                tracing::debug!(tab = %self.tab_id, "a frame target could not be followed: {}", e.message);
+            }
+        }
+        if let Err(e) = self
+            .navigator
+            .send(
+                Some(&session),
+                "Runtime.runIfWaitingForDebugger",
+                json!({}),
+                SETUP_LIMIT,
+            )
+            .await
+        {
+            tracing::debug!(tab = %self.tab_id, "a frame target could not be released: {}", e.message);
+        }
+    }
+
+    async fn forget(&self, session: &str) {
+        self.forget_frames(session);
+        self.navigator.unsubscribe(session).await;
+    }
+
+    fn forget_frames(&self, session: &str) {
+        self.sessions.lock().unwrap().retain(|_, s| s != session);
+        let mut roots = self.roots.lock().unwrap();
+        let mut parents = self.root_parents.lock().unwrap();
+        roots.retain(|root, s| {
+            let keep = s != session;
+            if !keep {
+                parents.remove(root);
+            }
+            keep
+        });
+    }
+}
