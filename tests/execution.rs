@@ -697,28 +697,7 @@ fn the_compositor_driver_freezes_full_chromium_too() {
         );
 
         // Frames freeze with their page, a cross-site one included.
-        let frames_tab = h.tab_on("/frame-timers").await;
-        h.post(&format!("/tabs/{frames_tab}/wait"), json!({ "ms": 500 }))
-            .await;
-        // A cross-site frame takes its order by message: let it arrive.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        let ticks = || async {
-            let (_, body) = h
-                .post(
-                    &format!("/tabs/{frames_tab}/text"),
-                    json!({ "selector": "#ticks" }),
-                )
-                .await;
-            body["text"].as_str().unwrap_or_default().to_string()
-        };
-        let held = ticks().await;
-        let parsed: Value = serde_json::from_str(&held).unwrap_or_default();
-        assert!(
-            parsed["same"].as_i64().unwrap_or(0) >= 3 && parsed["cross"].as_i64().unwrap_or(0) >= 3,
-            "both frames ran before the freeze: {held}"
-        );
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        assert_eq!(ticks().await, held, "a frame's timers moved while frozen");
+        let frames_tab = frames_freeze_with_their_page(&h).await;
 
         // A document that starts while the tab is frozen starts frozen.
         h.eval(&frames_tab, "location.href = '/timer'; 0").await;
@@ -963,5 +942,94 @@ fn a_download_past_the_size_limit_is_stopped() {
             partial.display()
         );
         h.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+/// Opens the frame-timers page (a same-site and a cross-site frame posting
+/// ticks) and checks both frames ran, then stayed still while frozen; the
+/// tab.
+async fn frames_freeze_with_their_page(h: &common::Harness) -> String {
+    let frames_tab = h.tab_on("/frame-timers").await;
+    h.post(&format!("/tabs/{frames_tab}/wait"), json!({ "ms": 500 }))
+        .await;
+    // A cross-site frame takes its order by message: let it arrive.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let ticks = || async {
+        let (_, body) = h
+            .post(
+                &format!("/tabs/{frames_tab}/text"),
+                json!({ "selector": "#ticks" }),
+            )
+            .await;
+        body["text"].as_str().unwrap_or_default().to_string()
+    };
+    let held = ticks().await;
+    let parsed: Value = serde_json::from_str(&held).unwrap_or_default();
+    assert!(
+        parsed["same"].as_i64().unwrap_or(0) >= 3 && parsed["cross"].as_i64().unwrap_or(0) >= 3,
+        "both frames ran before the freeze: {held}"
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(ticks().await, held, "a frame's timers moved while frozen");
+    frames_tab
+}
+
+/// With `--site-isolation` the cross-site frame runs in a renderer of its
+/// own; the freezes, thaws and grants reach it too, on both drivers.
+#[test]
+fn out_of_process_frames_freeze_with_their_page() {
+    let (shared_harness, _g) = exclusive();
+    block_on(async {
+        for chrome in [None, Some("/usr/bin/chromium")] {
+            let server = common::start_server_with(common::temp_dir("plugins-isolated"), |o| {
+                o.site_isolation = true;
+                if let Some(chrome) = chrome {
+                    o.launch = wabp_core::browser::LaunchMode::Binary(chrome.into());
+                }
+            })
+            .await;
+            let h = shared_harness.with_server(server);
+            let tab = frames_freeze_with_their_page(&h).await;
+            let engine = &h.server.app;
+            let handle = engine
+                .tab(&wabp_core::Caller::anonymous(), &tab)
+                .expect("the tab");
+            let targets = handle
+                .session
+                .frame_targets()
+                .expect("frame targets followed");
+            assert_eq!(
+                targets.roots().len(),
+                1,
+                "{chrome:?}: the cross-site frame is out of process"
+            );
+            // Thawed by a wait, it runs again.
+            let (_, before) = h
+                .post(
+                    &format!("/tabs/{tab}/text"),
+                    json!({ "selector": "#ticks" }),
+                )
+                .await;
+            h.post(&format!("/tabs/{tab}/wait"), json!({ "ms": 500 }))
+                .await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let (_, after) = h
+                .post(
+                    &format!("/tabs/{tab}/text"),
+                    json!({ "selector": "#ticks" }),
+                )
+                .await;
+            let count = |v: &Value| {
+                serde_json::from_str::<Value>(v["text"].as_str().unwrap_or("{}"))
+                    .unwrap_or_default()["cross"]
+                    .as_i64()
+                    .unwrap_or(0)
+            };
+            assert!(
+                count(&after) > count(&before),
+                "{chrome:?}: {before} then {after}"
+            );
+            h.server.app.shutdown(Duration::from_secs(5)).await;
+        }
     });
 }

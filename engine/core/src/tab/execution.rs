@@ -40,7 +40,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotParams, RemoveScriptToEvaluateOnNewDocumentParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tiny_skia::Pixmap;
 use tokio::sync::oneshot;
 
@@ -164,19 +164,19 @@ impl FrameDriver {
         self.session
             .execute(AnimationEnableParams::default())
             .await?;
+        self.mirror("Animation.enable", json!({})).await;
         let frozen = if exec.kind == DriverKind::Deterministic {
             let mut params = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Pause);
             params.initial_virtual_time = initial_virtual_time.map(TimeSinceEpoch::new);
             self.session.execute(params).await?;
+            self.mirror_pause(initial_virtual_time).await;
             true
         } else {
             self.freeze_page_clock(initial_virtual_time.map(|s| s * 1000.0))
                 .await?
                 .is_some()
         };
-        self.session
-            .execute(SetPlaybackRateParams::new(0.0))
-            .await?;
+        self.set_animation_rate(0.0, exec.kind).await?;
         exec.virtual_time_base_ms = Some(match initial_virtual_time {
             Some(seconds) => seconds * 1000.0,
             _ => self
@@ -204,7 +204,7 @@ impl FrameDriver {
                 return Ok(());
             }
             self.frames.forget_frozen_frame();
-            self.set_animation_rate(1.0).await?;
+            self.set_animation_rate(1.0, exec.kind).await?;
             self.thaw_page_clock().await?;
             exec.paused = false;
             return Ok(());
@@ -215,7 +215,7 @@ impl FrameDriver {
         self.frames.forget_frozen_frame();
         // Inside a dialog the renderer answers nothing; the clock waits for
         // the dialog too.
-        self.set_animation_rate(1.0).await?;
+        self.set_animation_rate(1.0, exec.kind).await?;
         let (stop, stopped) = oneshot::channel();
         let handle = tokio::spawn(run_clock(
             Arc::downgrade(&self.session),
@@ -249,6 +249,9 @@ impl FrameDriver {
             (clock.token.clone(), clock.script.take())
         };
         let source = page_clock_source(&token, start);
+        if let Some(targets) = self.session.frame_targets() {
+            targets.set_new_document_script(source.clone()).await;
+        }
         let remove = async {
             match previous.clone() {
                 Some(id) => self
@@ -429,6 +432,7 @@ impl FrameDriver {
                 .execute_until_blocked(pause, STEP_LIMIT, None)
                 .await?
                 .is_some();
+            self.mirror_pause(None).await;
             // The pause cancels any unspent grant.
             if paused {
                 self.frames.set_budget_outstanding(false);
@@ -437,7 +441,7 @@ impl FrameDriver {
         } else {
             self.freeze_page_clock(None).await?.is_some()
         };
-        if !clock_stopped || !self.set_animation_rate(0.0).await? {
+        if !clock_stopped || !self.set_animation_rate(0.0, exec.kind).await? {
             return Ok(false);
         }
         exec.paused = true;
@@ -446,12 +450,46 @@ impl FrameDriver {
 
     /// CSS and Web Animations at `rate` (0 holds them); false when a dialog
     /// holds the page.
-    async fn set_animation_rate(&self, rate: f64) -> Result<bool> {
-        Ok(self
+    async fn set_animation_rate(&self, rate: f64, kind: DriverKind) -> Result<bool> {
+        let set = self
             .session
             .execute_until_blocked(SetPlaybackRateParams::new(rate), STEP_LIMIT, None)
             .await?
-            .is_some())
+            .is_some();
+        self.mirror("Animation.setPlaybackRate", json!({ "playbackRate": rate }))
+            .await;
+        if let Some(targets) = self.session.frame_targets() {
+            // Frames that start from now on start in this state.
+            let mut setup = vec![
+                ("Animation.enable", json!({})),
+                ("Animation.setPlaybackRate", json!({ "playbackRate": rate })),
+            ];
+            if rate == 0.0 && kind == DriverKind::Deterministic {
+                setup.push((
+                    "Emulation.setVirtualTimePolicy",
+                    json!({ "policy": "pause" }),
+                ));
+            }
+            targets.set_setup(setup);
+        }
+        Ok(set)
+    }
+
+    /// Sends a command to the page's out-of-process frames, if it has any
+    /// (`frame_targets.rs`): their renderers keep time of their own.
+    async fn mirror(&self, method: &'static str, params: Value) {
+        if let Some(targets) = self.session.frame_targets() {
+            targets.mirror(method, params).await;
+        }
+    }
+
+    /// Pauses the virtual time of the page's out-of-process frames.
+    async fn mirror_pause(&self, initial_virtual_time: Option<f64>) {
+        let mut params = json!({ "policy": "pause" });
+        if let Some(at) = initial_virtual_time {
+            params["initialVirtualTime"] = json!(at);
+        }
+        self.mirror("Emulation.setVirtualTimePolicy", params).await;
     }
 
     /// Whether the page is frozen now.
@@ -601,6 +639,12 @@ async fn run_clock(
             driver.frames.set_budget_outstanding(true);
             granted_at = Some(Instant::now());
             let _ = driver.session.execute_within(grant, STEP_LIMIT).await;
+            driver
+                .mirror(
+                    "Emulation.setVirtualTimePolicy",
+                    json!({ "policy": "advance", "budget": budget }),
+                )
+                .await;
         }
     }
 }

@@ -10,7 +10,10 @@
 //! node resolution, accessibility trees, script calls.
 //!
 //! A frame target is held (`waitForDebuggerOnStart`) until it is set up,
-//! then released.
+//! then released. The frame driver reaches them through here too: a new
+//! frame target starts in the page's state (`set_setup`, the page clock as
+//! `set_new_document_script`), and every freeze, thaw, animation rate and
+//! virtual-time grant is mirrored to them (`mirror`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -36,6 +39,13 @@ pub struct FrameTargets {
     roots: Mutex<HashMap<String, String>>,
     /// Each root's parent frame, once read from its frame tree.
     root_parents: Mutex<HashMap<String, Option<String>>>,
+    /// The frame driver's state for frames that start now: commands a new
+    /// frame target gets before it runs (a frozen page's frames start
+    /// frozen), and the script its documents start with (the page clock).
+    setup: Mutex<Vec<(&'static str, Value)>>,
+    new_document_script: Mutex<Option<String>>,
+    /// The script's id in each frame target (session → identifier).
+    scripts: Mutex<HashMap<String, String>>,
     /// The tasks following the page's session and each frame target's.
     followers: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -61,6 +71,9 @@ impl FrameTargets {
             sessions: Mutex::new(HashMap::new()),
             roots: Mutex::new(HashMap::new()),
             root_parents: Mutex::new(HashMap::new()),
+            setup: Mutex::new(Vec::new()),
+            new_document_script: Mutex::new(None),
+            scripts: Mutex::new(HashMap::new()),
             followers: Mutex::new(Vec::new()),
         });
         let page_session = navigator.session_on(target_id).await?;
@@ -132,6 +145,69 @@ impl FrameTargets {
             .map(str::to_string);
         self.set_root_parent(root, parent.clone());
         parent
+    }
+
+    /// Commands every frame target gets before it runs, from now on.
+    pub fn set_setup(&self, commands: Vec<(&'static str, Value)>) {
+        *self.setup.lock().unwrap() = commands;
+    }
+
+    /// Sends a command to every frame target (best effort, bounded): the
+    /// frame driver's freezes, thaws and grants reach out-of-process frames
+    /// too.
+    pub async fn mirror(&self, method: &'static str, params: Value) {
+        let sends = self.roots().into_iter().map(|(_, session)| {
+            let params = params.clone();
+            async move {
+                let _ = self
+                    .navigator
+                    .send(Some(&session), method, params, SETUP_LIMIT)
+                    .await;
+            }
+        });
+        futures::future::join_all(sends).await;
+    }
+
+    /// The script documents of every frame target start with, from now on
+    /// (replacing the last one), in the targets there are and those to come.
+    pub async fn set_new_document_script(&self, source: String) {
+        *self.new_document_script.lock().unwrap() = Some(source.clone());
+        let installs = self
+            .roots()
+            .into_iter()
+            .map(|(_, session)| self.install_script(session, source.clone()));
+        futures::future::join_all(installs).await;
+    }
+
+    async fn install_script(&self, session: String, source: String) {
+        let previous = self.scripts.lock().unwrap().remove(&session);
+        if let Some(identifier) = previous {
+            let _ = self
+                .navigator
+                .send(
+                    Some(&session),
+                    "Page.removeScriptToEvaluateOnNewDocument",
+                    json!({ "identifier": identifier }),
+                    SETUP_LIMIT,
+                )
+                .await;
+        }
+        if let Ok(added) = self
+            .navigator
+            .send(
+                Some(&session),
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({ "source": source }),
+                SETUP_LIMIT,
+            )
+            .await
+            && let Some(identifier) = added.get("identifier").and_then(Value::as_str)
+        {
+            self.scripts
+                .lock()
+                .unwrap()
+                .insert(session, identifier.to_string());
+        }
     }
 
     /// Frames of `session`'s target other than its root (same-site frames
@@ -221,6 +297,23 @@ impl FrameTargets {
             if let Err(e) = self.auto_attach(&session).await {
                 tracing::debug!(tab = %self.tab_id, "a frame target could not be followed: {}", e.message);
             }
+            // Set up before it runs: the page's freeze and clock. Scripts
+            // for new documents run only where the Page domain is on.
+            let _ = self
+                .navigator
+                .send(Some(&session), "Page.enable", json!({}), SETUP_LIMIT)
+                .await;
+            let setup = self.setup.lock().unwrap().clone();
+            for (method, params) in setup {
+                let _ = self
+                    .navigator
+                    .send(Some(&session), method, params, SETUP_LIMIT)
+                    .await;
+            }
+            let script = self.new_document_script.lock().unwrap().clone();
+            if let Some(source) = script {
+                self.install_script(session.clone(), source).await;
+            }
         }
         if let Err(e) = self
             .navigator
@@ -234,6 +327,23 @@ impl FrameTargets {
         {
             tracing::debug!(tab = %self.tab_id, "a frame target could not be released: {}", e.message);
         }
+        // A frame that was running before we attached (a page open before
+        // the tab followed its frames) has a document that predates the
+        // script: run it there too (it does nothing twice).
+        let script = self.new_document_script.lock().unwrap().clone();
+        if kind == "iframe"
+            && let Some(source) = script
+        {
+            let _ = self
+                .navigator
+                .send(
+                    Some(&session),
+                    "Runtime.evaluate",
+                    json!({ "expression": source }),
+                    SETUP_LIMIT,
+                )
+                .await;
+        }
     }
 
     async fn forget(&self, session: &str) {
@@ -243,6 +353,7 @@ impl FrameTargets {
 
     fn forget_frames(&self, session: &str) {
         self.sessions.lock().unwrap().retain(|_, s| s != session);
+        self.scripts.lock().unwrap().remove(session);
         let mut roots = self.roots.lock().unwrap();
         let mut parents = self.root_parents.lock().unwrap();
         roots.retain(|root, s| {
