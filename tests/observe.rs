@@ -538,6 +538,12 @@ fn frames_rendered_out_of_process_are_reachable() {
             1,
             "the cross-site frame is out of process"
         );
+        // Its requests are captured with the page's.
+        let (_, live) = isolated.get(&format!("/tabs/{tab}/network")).await;
+        assert!(
+            live.to_string().contains("item=Cross"),
+            "the cross-site frame's fetch: {live}"
+        );
         // Boxes of refs in the out-of-process frame are in page coordinates.
         let body = snapshot(&isolated, &tab, "?format=json").await;
         let text = body.to_string();

@@ -195,7 +195,7 @@ pub fn frame_inner(label: &str) -> String {
         .collect();
     format!(
         r#"<!doctype html><html><head><title>{label} frame</title></head><body style="margin: 4px">
-<button id="inner" onclick="this.textContent = '{label} clicked'">{label} button</button>
+<button id="inner" onclick="this.textContent = '{label} clicked'; fetch('/api/data?item={label}')">{label} button</button>
 <input id="inner-input" aria-label="{label} input">
 </body></html>"#
     )

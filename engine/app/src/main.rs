@@ -112,7 +112,8 @@ struct ServeArgs {
     #[arg(long)]
     no_pause: bool,
     /// Render cross-site frames in processes of their own (site isolation),
-    /// reached through their own targets. Not yet frozen with their page.
+    /// reached through their own targets. Their file choosers, selects and
+    /// pickers are not intercepted yet.
     #[arg(long)]
     site_isolation: bool,
     /// Viewport size, WIDTHxHEIGHT.

@@ -13,7 +13,9 @@
 //! then released. The frame driver reaches them through here too: a new
 //! frame target starts in the page's state (`set_setup`, the page clock as
 //! `set_new_document_script`), and every freeze, thaw, animation rate and
-//! virtual-time grant is mirrored to them (`mirror`).
+//! virtual-time grant is mirrored to them (`mirror`). Their network events
+//! go to the tab's pump (`forwarded_events`), so their requests are captured
+//! and waited for like the page's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -46,6 +48,8 @@ pub struct FrameTargets {
     new_document_script: Mutex<Option<String>>,
     /// The script's id in each frame target (session → identifier).
     scripts: Mutex<HashMap<String, String>>,
+    /// Where the frame targets' network events go (the tab's pump).
+    forward: Mutex<Option<tokio::sync::mpsc::UnboundedSender<SessionEvent>>>,
     /// The tasks following the page's session and each frame target's.
     followers: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -74,6 +78,7 @@ impl FrameTargets {
             setup: Mutex::new(Vec::new()),
             new_document_script: Mutex::new(None),
             scripts: Mutex::new(HashMap::new()),
+            forward: Mutex::new(None),
             followers: Mutex::new(Vec::new()),
         });
         let page_session = navigator.session_on(target_id).await?;
@@ -145,6 +150,14 @@ impl FrameTargets {
             .map(str::to_string);
         self.set_root_parent(root, parent.clone());
         parent
+    }
+
+    /// The frame targets' network events (`Network.*`), from now on, for
+    /// the tab's capture and waits.
+    pub fn forwarded_events(&self) -> tokio::sync::mpsc::UnboundedReceiver<SessionEvent> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        *self.forward.lock().unwrap() = Some(tx);
+        rx
     }
 
     /// Commands every frame target gets before it runs, from now on.
@@ -268,6 +281,11 @@ impl FrameTargets {
                     self.forget(session).await;
                 }
             }
+            _ if method.starts_with("Network.") => {
+                if let Some(forward) = self.forward.lock().unwrap().as_ref() {
+                    let _ = forward.send((method, params));
+                }
+            }
             _ => {}
         }
     }
@@ -299,10 +317,12 @@ impl FrameTargets {
             }
             // Set up before it runs: the page's freeze and clock. Scripts
             // for new documents run only where the Page domain is on.
-            let _ = self
-                .navigator
-                .send(Some(&session), "Page.enable", json!({}), SETUP_LIMIT)
-                .await;
+            for domain in ["Page.enable", "Network.enable"] {
+                let _ = self
+                    .navigator
+                    .send(Some(&session), domain, json!({}), SETUP_LIMIT)
+                    .await;
+            }
             let setup = self.setup.lock().unwrap().clone();
             for (method, params) in setup {
                 let _ = self

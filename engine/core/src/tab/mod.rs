@@ -212,6 +212,17 @@ impl Tab {
                 tab.target_id.inner(),
             )
             .await?;
+            // Their network events join the page's.
+            let mut forwarded = targets.forwarded_events();
+            let weak = Arc::downgrade(&tab);
+            tokio::spawn(async move {
+                while let Some((method, params)) = forwarded.recv().await {
+                    let Some(tab) = weak.upgrade() else { break };
+                    if let Some(event) = RawEvent::from_frame_target(&method, params) {
+                        tab.on_event(event);
+                    }
+                }
+            });
             tab.session.set_frame_targets(targets);
         }
         tab.install_interceptions().await?;
@@ -1084,6 +1095,28 @@ enum RawEvent {
     BindingCalled(Arc<EventBindingCalled>),
     WindowOpen(Arc<EventWindowOpen>),
     BudgetExpired,
+}
+
+impl RawEvent {
+    /// A network event of an out-of-process frame, as the page's own would
+    /// come (`frame_targets.rs` forwards them as JSON).
+    fn from_frame_target(method: &str, params: Value) -> Option<RawEvent> {
+        Some(match method {
+            "Network.requestWillBeSent" => {
+                RawEvent::RequestStarted(Arc::new(serde_json::from_value(params).ok()?))
+            }
+            "Network.loadingFinished" => {
+                RawEvent::RequestDone(params.get("requestId")?.as_str()?.to_string())
+            }
+            "Network.loadingFailed" => {
+                RawEvent::RequestFailed(Arc::new(serde_json::from_value(params).ok()?))
+            }
+            "Network.responseReceived" => {
+                RawEvent::ResponseReceived(Arc::new(serde_json::from_value(params).ok()?))
+            }
+            _ => return None,
+        })
+    }
 }
 
 /// `prefix_` + 12 hex digits, unique enough within one engine.
