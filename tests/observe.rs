@@ -621,6 +621,33 @@ async fn frames_and_shadow_roots(h: &common::Harness) -> String {
                 .any(|l| l.contains("Cross input") && l.contains("\"inside\"")),
             "{again}"
         );
+        // A `<select>` inside the cross-site frame: intercepted there,
+        // answered there.
+        let select = ref_on_line(&again, "combobox \"Cross select\"");
+        let (status, body) = act(h, &tab, "click", json!({ "ref": select })).await;
+        assert_eq!(status, 200, "{body}");
+        let open = body["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "select_open")
+            .unwrap_or_else(|| panic!("select_open in {}", body["events"]))
+            .clone();
+        let id = open["data"]["id"].as_str().unwrap();
+        let (status, answer) = h
+            .post(&format!("/select/{id}"), json!({ "indices": [1] }))
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        let chosen = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            chosen
+                .lines()
+                .any(|l| l.contains("Cross select") && l.contains("two")),
+            "{chosen}"
+        );
         // A selector reaches into an open shadow root.
         let (status, body) = act(h, &tab, "click", json!({ "selector": "#shadow-btn" })).await;
         assert_eq!(status, 200, "{body}");

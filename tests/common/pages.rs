@@ -197,6 +197,7 @@ pub fn frame_inner(label: &str) -> String {
         r#"<!doctype html><html><head><title>{label} frame</title></head><body style="margin: 4px">
 <button id="inner" onclick="this.textContent = '{label} clicked'; fetch('/api/data?item={label}')">{label} button</button>
 <input id="inner-input" aria-label="{label} input">
+<select id="inner-select" aria-label="{label} select"><option>one</option><option>two</option></select>
 </body></html>"#
     )
 }

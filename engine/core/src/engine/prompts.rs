@@ -274,11 +274,11 @@ impl Engine {
             serde_json::to_string(&select.token).map_err(|e| Error::internal(e.to_string()))?;
         if cancel {
             tab.remove_select(popup_id);
-            tab.session
-                .evaluate_json(&format!(
-                    "window.__wabpSelect && window.__wabpSelect.cancel({token})"
-                ))
-                .await?;
+            tab.evaluate_in_realm(
+                &select.realm,
+                &format!("window.__wabpSelect && window.__wabpSelect.cancel({token})"),
+            )
+            .await?;
             return Ok(json!({ "success": true, "cancelled": true }));
         }
         let indices = indices.ok_or_else(|| {
@@ -301,7 +301,7 @@ impl Engine {
         }
         let _turn = tab.turn(TURN_LIMIT).await?;
         let result = tab
-            .session.evaluate_json(&format!(
+            .evaluate_in_realm(&select.realm, &format!(
                 "window.__wabpSelect ? window.__wabpSelect.apply({token}, {}) : {{ error: 'the page was replaced' }}",
                 json!(indices)
             ))
@@ -345,11 +345,11 @@ impl Engine {
             serde_json::to_string(&picker.token).map_err(|e| Error::internal(e.to_string()))?;
         if cancel {
             tab.prompts.remove_picker(picker_id);
-            tab.session
-                .evaluate_json(&format!(
-                    "window.__wabpPicker && window.__wabpPicker.cancel({token})"
-                ))
-                .await?;
+            tab.evaluate_in_realm(
+                &picker.realm,
+                &format!("window.__wabpPicker && window.__wabpPicker.cancel({token})"),
+            )
+            .await?;
             return Ok(json!({ "success": true, "cancelled": true }));
         }
         let value = value.ok_or_else(|| {
@@ -371,8 +371,7 @@ impl Engine {
         let literal = serde_json::to_string(&value).map_err(|e| Error::internal(e.to_string()))?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         let result = tab
-            .session
-            .evaluate_json(&format!(
+            .evaluate_in_realm(&picker.realm, &format!(
                 "window.__wabpPicker ? window.__wabpPicker.apply({token}, {literal}) : {{ error: 'the page was replaced' }}"
             ))
             .await?;

@@ -14,8 +14,9 @@
 //! frame target starts in the page's state (`set_setup`, the page clock as
 //! `set_new_document_script`), and every freeze, thaw, animation rate and
 //! virtual-time grant is mirrored to them (`mirror`). Their network events
-//! go to the tab's pump (`forwarded_events`), so their requests are captured
-//! and waited for like the page's.
+//! and the page-side interceptors' calls (`<select>`, pickers) go to the
+//! tab's pump (`forwarded_events`), so their requests are captured and
+//! waited for like the page's, and their selects and pickers answered there.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -48,8 +49,12 @@ pub struct FrameTargets {
     new_document_script: Mutex<Option<String>>,
     /// The script's id in each frame target (session → identifier).
     scripts: Mutex<HashMap<String, String>>,
-    /// Where the frame targets' network events go (the tab's pump).
-    forward: Mutex<Option<tokio::sync::mpsc::UnboundedSender<SessionEvent>>>,
+    /// Where the frame targets' network events and interceptor calls go
+    /// (the tab's pump), with the session they came from.
+    forward: Mutex<Option<tokio::sync::mpsc::UnboundedSender<(String, String, Value)>>>,
+    /// The tab's own set-up for each frame target (its interceptors):
+    /// commands before it runs, scripts evaluated once after.
+    tab_setup: Mutex<(Vec<(&'static str, Value)>, Vec<String>)>,
     /// The tasks following the page's session and each frame target's.
     followers: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -79,6 +84,7 @@ impl FrameTargets {
             new_document_script: Mutex::new(None),
             scripts: Mutex::new(HashMap::new()),
             forward: Mutex::new(None),
+            tab_setup: Mutex::new((Vec::new(), Vec::new())),
             followers: Mutex::new(Vec::new()),
         });
         let page_session = navigator.session_on(target_id).await?;
@@ -152,12 +158,21 @@ impl FrameTargets {
         parent
     }
 
-    /// The frame targets' network events (`Network.*`), from now on, for
-    /// the tab's capture and waits.
-    pub fn forwarded_events(&self) -> tokio::sync::mpsc::UnboundedReceiver<SessionEvent> {
+    /// The frame targets' network events (`Network.*`) and interceptor
+    /// calls (`Runtime.bindingCalled`), from now on, as (session, method,
+    /// params), for the tab's capture, waits and prompts.
+    pub fn forwarded_events(
+        &self,
+    ) -> tokio::sync::mpsc::UnboundedReceiver<(String, String, Value)> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         *self.forward.lock().unwrap() = Some(tx);
         rx
+    }
+
+    /// The tab's set-up for every frame target: `commands` before it runs,
+    /// `scripts` evaluated once after (for a document that predates them).
+    pub fn set_tab_setup(&self, commands: Vec<(&'static str, Value)>, scripts: Vec<String>) {
+        *self.tab_setup.lock().unwrap() = (commands, scripts);
     }
 
     /// Commands every frame target gets before it runs, from now on.
@@ -237,12 +252,13 @@ impl FrameTargets {
     async fn auto_attach(self: &Arc<Self>, session: &str) -> Result<()> {
         let mut events = self.navigator.subscribe(session).await?;
         let weak: Weak<FrameTargets> = Arc::downgrade(self);
+        let session_id = session.to_string();
         let follower = tokio::spawn(async move {
             while let Some(event) = events.recv().await {
                 let Some(targets) = weak.upgrade() else {
                     return;
                 };
-                targets.on_event(event).await;
+                targets.on_event(&session_id, event).await;
             }
         });
         self.followers.lock().unwrap().push(follower);
@@ -257,7 +273,7 @@ impl FrameTargets {
         Ok(())
     }
 
-    async fn on_event(self: &Arc<Self>, (method, params): SessionEvent) {
+    async fn on_event(self: &Arc<Self>, session: &str, (method, params): SessionEvent) {
         match method.as_str() {
             "Target.attachedToTarget" => {
                 let session = params
@@ -281,9 +297,9 @@ impl FrameTargets {
                     self.forget(session).await;
                 }
             }
-            _ if method.starts_with("Network.") => {
+            _ if method.starts_with("Network.") || method == "Runtime.bindingCalled" => {
                 if let Some(forward) = self.forward.lock().unwrap().as_ref() {
-                    let _ = forward.send((method, params));
+                    let _ = forward.send((session.to_string(), method, params));
                 }
             }
             _ => {}
@@ -323,6 +339,13 @@ impl FrameTargets {
                     .send(Some(&session), domain, json!({}), SETUP_LIMIT)
                     .await;
             }
+            let tab_setup = self.tab_setup.lock().unwrap().0.clone();
+            for (method, params) in tab_setup {
+                let _ = self
+                    .navigator
+                    .send(Some(&session), method, params, SETUP_LIMIT)
+                    .await;
+            }
             let setup = self.setup.lock().unwrap().clone();
             for (method, params) in setup {
                 let _ = self
@@ -350,10 +373,9 @@ impl FrameTargets {
         // A frame that was running before we attached (a page open before
         // the tab followed its frames) has a document that predates the
         // script: run it there too (it does nothing twice).
-        let script = self.new_document_script.lock().unwrap().clone();
-        if kind == "iframe"
-            && let Some(source) = script
-        {
+        let mut scripts = self.tab_setup.lock().unwrap().1.clone();
+        scripts.extend(self.new_document_script.lock().unwrap().clone());
+        for source in scripts.into_iter().filter(|_| kind == "iframe") {
             let _ = self
                 .navigator
                 .send(

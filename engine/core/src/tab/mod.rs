@@ -33,7 +33,7 @@ use chromiumoxide::cdp::js_protocol::runtime::{
     AddBindingParams, CallFunctionOnParams, EventBindingCalled,
 };
 use futures::stream::{BoxStream, StreamExt};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
@@ -52,7 +52,7 @@ pub mod snapshot;
 pub use execution::FrameDriver;
 pub use frames::Frames;
 use observation::Observation;
-pub use prompts::{PendingFileChooser, PendingPicker, PendingSelect, Prompts};
+pub use prompts::{PendingFileChooser, PendingPicker, PendingSelect, Prompts, Realm};
 pub use refs::PageRefs;
 pub use session::PageSession;
 
@@ -212,13 +212,26 @@ impl Tab {
                 tab.target_id.inner(),
             )
             .await?;
-            // Their network events join the page's.
+            // The page's interceptors run in them too; their network events
+            // and interceptor calls join the page's.
+            targets.set_tab_setup(
+                vec![
+                    ("Runtime.enable", json!({})),
+                    ("Runtime.addBinding", json!({ "name": SELECT_BINDING })),
+                    ("Runtime.addBinding", json!({ "name": PICKER_BINDING })),
+                    (
+                        "Page.addScriptToEvaluateOnNewDocument",
+                        json!({ "source": SELECT_JS }),
+                    ),
+                ],
+                vec![SELECT_JS.to_string()],
+            );
             let mut forwarded = targets.forwarded_events();
             let weak = Arc::downgrade(&tab);
             tokio::spawn(async move {
-                while let Some((method, params)) = forwarded.recv().await {
+                while let Some((session, method, params)) = forwarded.recv().await {
                     let Some(tab) = weak.upgrade() else { break };
-                    if let Some(event) = RawEvent::from_frame_target(&method, params) {
+                    if let Some(event) = RawEvent::from_frame_target(session, &method, params) {
                         tab.on_event(event);
                     }
                 }
@@ -334,7 +347,7 @@ impl Tab {
                 .boxed(),
             p.event_listener::<EventBindingCalled>()
                 .await?
-                .map(RawEvent::BindingCalled)
+                .map(|e| RawEvent::BindingCalled(e, None))
                 .boxed(),
             p.event_listener::<EventWindowOpen>()
                 .await?
@@ -522,7 +535,7 @@ impl Tab {
                 }
                 None
             }
-            RawEvent::BindingCalled(e) if e.name == SELECT_BINDING => {
+            RawEvent::BindingCalled(e, session) if e.name == SELECT_BINDING => {
                 let payload: Value = serde_json::from_str(&e.payload).unwrap_or(Value::Null);
                 let options = payload
                     .get("options")
@@ -540,6 +553,10 @@ impl Tab {
                         .and_then(Value::as_bool)
                         .unwrap_or(false),
                     option_count: options.as_array().map_or(0, Vec::len),
+                    realm: Realm {
+                        session: session.clone(),
+                        context: Some(*e.execution_context_id.inner()),
+                    },
                 };
                 self.prompts.select_opened(select.clone());
                 Some(TabSignal::Event(crate::events::TabEvent::SelectOpen(
@@ -552,7 +569,7 @@ impl Tab {
                     },
                 )))
             }
-            RawEvent::BindingCalled(e) if e.name == PICKER_BINDING => {
+            RawEvent::BindingCalled(e, session) if e.name == PICKER_BINDING => {
                 let payload: Value = serde_json::from_str(&e.payload).unwrap_or(Value::Null);
                 let text = |k: &str| {
                     payload
@@ -569,6 +586,10 @@ impl Tab {
                     id: short_id(if color { "cp" } else { "dp" }),
                     token: text("token"),
                     input_type: input_type.clone(),
+                    realm: Realm {
+                        session: session.clone(),
+                        context: Some(*e.execution_context_id.inner()),
+                    },
                 };
                 self.prompts.picker_opened(picker.clone());
                 let event = if color {
@@ -592,7 +613,7 @@ impl Tab {
                 };
                 Some(TabSignal::Event(event))
             }
-            RawEvent::BindingCalled(_) => None,
+            RawEvent::BindingCalled(..) => None,
         };
         drop(state);
         if let Some(signal) = signal {
@@ -1092,15 +1113,70 @@ enum RawEvent {
     DialogOpening(Arc<EventJavascriptDialogOpening>),
     DialogClosed,
     FileChooserOpened(Arc<EventFileChooserOpened>),
-    BindingCalled(Arc<EventBindingCalled>),
+    /// A page-side interceptor's call, and the frame target it came from
+    /// (`None`: the page's session).
+    BindingCalled(Arc<EventBindingCalled>, Option<String>),
     WindowOpen(Arc<EventWindowOpen>),
     BudgetExpired,
+}
+
+impl Tab {
+    /// Evaluates `expression` where a page-side interceptor ran (`realm`):
+    /// its frame's script context, on the page's session or on its frame
+    /// target's. A context that is gone (its document was replaced)
+    /// answers `{"error": "the page was replaced"}`.
+    pub async fn evaluate_in_realm(&self, realm: &Realm, expression: &str) -> Result<Value> {
+        let mut params = json!({
+            "expression": expression,
+            "returnByValue": true,
+            "awaitPromise": true,
+        });
+        if let Some(context) = realm.context {
+            params["contextId"] = json!(context);
+        }
+        let answer = match (&realm.session, self.session.frame_targets()) {
+            (Some(session), Some(targets)) => {
+                if self.session.dialog_open() {
+                    return Err(Error::dialog_blocks(&self.id));
+                }
+                targets
+                    .navigator()
+                    .send(
+                        Some(session),
+                        "Runtime.evaluate",
+                        params,
+                        session::COMMAND_BOUND,
+                    )
+                    .await
+            }
+            _ => self.session.raw("Runtime.evaluate", params).await,
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            // The browser refused: the context is gone with its document.
+            Err(e) if e.code == ErrorCode::Internal => {
+                return Ok(json!({ "error": "the page was replaced" }));
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(exception) = answer.get("exceptionDetails") {
+            let text = exception
+                .pointer("/exception/description")
+                .and_then(Value::as_str)
+                .unwrap_or("exception");
+            return Err(Error::new(ErrorCode::EvaluationError, text.to_string()));
+        }
+        Ok(answer
+            .pointer("/result/value")
+            .cloned()
+            .unwrap_or(Value::Null))
+    }
 }
 
 impl RawEvent {
     /// A network event of an out-of-process frame, as the page's own would
     /// come (`frame_targets.rs` forwards them as JSON).
-    fn from_frame_target(method: &str, params: Value) -> Option<RawEvent> {
+    fn from_frame_target(session: String, method: &str, params: Value) -> Option<RawEvent> {
         Some(match method {
             "Network.requestWillBeSent" => {
                 RawEvent::RequestStarted(Arc::new(serde_json::from_value(params).ok()?))
@@ -1114,6 +1190,10 @@ impl RawEvent {
             "Network.responseReceived" => {
                 RawEvent::ResponseReceived(Arc::new(serde_json::from_value(params).ok()?))
             }
+            "Runtime.bindingCalled" => RawEvent::BindingCalled(
+                Arc::new(serde_json::from_value(params).ok()?),
+                Some(session),
+            ),
             _ => return None,
         })
     }

@@ -19,6 +19,16 @@ pub struct PendingFileChooser {
     pub chooser_type: &'static str,
 }
 
+/// Where a page-side interceptor ran: the frame's script context, and the
+/// frame target it is on (`None`: the page's own session). Its answer is
+/// evaluated there, so a `<select>` or picker inside a frame is answered in
+/// that frame.
+#[derive(Debug, Clone, Default)]
+pub struct Realm {
+    pub session: Option<String>,
+    pub context: Option<i64>,
+}
+
 /// A `<select>` the page tried to open, intercepted before any native popup;
 /// answered by `POST /select/{id}`.
 #[derive(Debug, Clone)]
@@ -28,6 +38,7 @@ pub struct PendingSelect {
     pub token: String,
     pub multiple: bool,
     pub option_count: usize,
+    pub realm: Realm,
 }
 
 /// A native date/time or colour picker the page asked for, intercepted
@@ -41,6 +52,7 @@ pub struct PendingPicker {
     /// The input's type: `date`, `time`, `datetime-local`, `month`, `week`
     /// or `color`.
     pub input_type: String,
+    pub realm: Realm,
 }
 
 #[derive(Debug, Default)]
@@ -210,6 +222,7 @@ mod tests {
             token: token.into(),
             multiple: false,
             option_count: 3,
+            realm: Default::default(),
         }
     }
 
