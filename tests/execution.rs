@@ -990,16 +990,8 @@ fn out_of_process_frames_freeze_with_their_page() {
             .await;
             let h = shared_harness.with_server(server);
             let tab = frames_freeze_with_their_page(&h).await;
-            let engine = &h.server.app;
-            let handle = engine
-                .tab(&wabp_core::Caller::anonymous(), &tab)
-                .expect("the tab");
-            let targets = handle
-                .session
-                .frame_targets()
-                .expect("frame targets followed");
             assert_eq!(
-                targets.roots().len(),
+                h.out_of_process_frames(&tab),
                 1,
                 "{chrome:?}: the cross-site frame is out of process"
             );

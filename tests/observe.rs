@@ -525,16 +525,8 @@ fn frames_rendered_out_of_process_are_reachable() {
         .await;
         let isolated = h.with_server(server);
         let tab = frames_and_shadow_roots(&isolated).await;
-        let engine = &isolated.server.app;
-        let handle = engine
-            .tab(&wabp_core::Caller::anonymous(), &tab)
-            .expect("the tab");
-        let targets = handle
-            .session
-            .frame_targets()
-            .expect("frame targets followed");
         assert_eq!(
-            targets.roots().len(),
+            isolated.out_of_process_frames(&tab),
             1,
             "the cross-site frame is out of process"
         );

@@ -470,6 +470,20 @@ async fn slow_download() -> axum::response::Response {
 
 impl Harness {
     /// The same fixture site and client in front of another engine.
+    /// How many of `tab`'s frames render out of process, followed through
+    /// their own targets (`--site-isolation`).
+    pub fn out_of_process_frames(&self, tab: &str) -> usize {
+        self.server
+            .app
+            .tab(&wabp_core::Caller::anonymous(), tab)
+            .expect("the tab")
+            .session
+            .frame_targets()
+            .expect("frame targets followed")
+            .roots()
+            .len()
+    }
+
     pub fn with_server(&self, server: Server) -> Harness {
         Harness {
             server,

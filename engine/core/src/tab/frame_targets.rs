@@ -333,26 +333,10 @@ impl FrameTargets {
             }
             // Set up before it runs: the page's freeze and clock. Scripts
             // for new documents run only where the Page domain is on.
-            for domain in ["Page.enable", "Network.enable"] {
-                let _ = self
-                    .navigator
-                    .send(Some(&session), domain, json!({}), SETUP_LIMIT)
-                    .await;
-            }
-            let tab_setup = self.tab_setup.lock().unwrap().0.clone();
-            for (method, params) in tab_setup {
-                let _ = self
-                    .navigator
-                    .send(Some(&session), method, params, SETUP_LIMIT)
-                    .await;
-            }
-            let setup = self.setup.lock().unwrap().clone();
-            for (method, params) in setup {
-                let _ = self
-                    .navigator
-                    .send(Some(&session), method, params, SETUP_LIMIT)
-                    .await;
-            }
+            let mut commands = vec![("Page.enable", json!({})), ("Network.enable", json!({}))];
+            commands.extend(self.tab_setup.lock().unwrap().0.clone());
+            commands.extend(self.setup.lock().unwrap().clone());
+            self.send_each(&session, commands).await;
             let script = self.new_document_script.lock().unwrap().clone();
             if let Some(source) = script {
                 self.install_script(session.clone(), source).await;
@@ -373,17 +357,24 @@ impl FrameTargets {
         // A frame that was running before we attached (a page open before
         // the tab followed its frames) has a document that predates the
         // script: run it there too (it does nothing twice).
-        let mut scripts = self.tab_setup.lock().unwrap().1.clone();
-        scripts.extend(self.new_document_script.lock().unwrap().clone());
-        for source in scripts.into_iter().filter(|_| kind == "iframe") {
+        if kind == "iframe" {
+            let mut scripts = self.tab_setup.lock().unwrap().1.clone();
+            scripts.extend(self.new_document_script.lock().unwrap().clone());
+            let evaluations = scripts
+                .into_iter()
+                .map(|source| ("Runtime.evaluate", json!({ "expression": source })))
+                .collect();
+            self.send_each(&session, evaluations).await;
+        }
+    }
+
+    /// Sends `commands` to `session` in order, each bounded; a command the
+    /// target refuses doesn't stop the rest (set-up is best effort).
+    async fn send_each(&self, session: &str, commands: Vec<(&'static str, Value)>) {
+        for (method, params) in commands {
             let _ = self
                 .navigator
-                .send(
-                    Some(&session),
-                    "Runtime.evaluate",
-                    json!({ "expression": source }),
-                    SETUP_LIMIT,
-                )
+                .send(Some(session), method, params, SETUP_LIMIT)
                 .await;
         }
     }
