@@ -640,6 +640,28 @@ async fn frames_and_shadow_roots(h: &common::Harness) -> String {
                 .any(|l| l.contains("Cross select") && l.contains("two")),
             "{chosen}"
         );
+        // A file input inside the cross-site frame: its chooser is
+        // intercepted, and the file is set in that frame.
+        let file_input = ref_on_line(&chosen, "Cross file");
+        let (status, body) = act(h, &tab, "click", json!({ "ref": file_input })).await;
+        assert_eq!(status, 200, "{body}");
+        let chooser = body["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "file_chooser")
+            .unwrap_or_else(|| panic!("file_chooser in {}", body["events"]))
+            .clone();
+        let upload = common::temp_dir("frame-upload").join("note.txt");
+        std::fs::write(&upload, "hello").unwrap();
+        let id = chooser["data"]["id"].as_str().unwrap();
+        let (status, answer) = h
+            .post(
+                &format!("/file-chooser/{id}"),
+                json!({ "files": [upload.display().to_string()] }),
+            )
+            .await;
+        assert_eq!(status, 200, "{answer}");
         // A selector reaches into an open shadow root.
         let (status, body) = act(h, &tab, "click", json!({ "selector": "#shadow-btn" })).await;
         assert_eq!(status, 200, "{body}");

@@ -198,6 +198,7 @@ pub fn frame_inner(label: &str) -> String {
 <button id="inner" onclick="this.textContent = '{label} clicked'; fetch('/api/data?item={label}')">{label} button</button>
 <input id="inner-input" aria-label="{label} input">
 <select id="inner-select" aria-label="{label} select"><option>one</option><option>two</option></select>
+<input type="file" id="inner-file" aria-label="{label} file">
 </body></html>"#
     )
 }

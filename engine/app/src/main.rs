@@ -112,8 +112,8 @@ struct ServeArgs {
     #[arg(long)]
     no_pause: bool,
     /// Render cross-site frames in processes of their own (site isolation),
-    /// reached through their own targets. File choosers inside them are not
-    /// intercepted yet.
+    /// reached through their own targets (see the README for what is not
+    /// covered yet).
     #[arg(long)]
     site_isolation: bool,
     /// Viewport size, WIDTHxHEIGHT.

@@ -190,7 +190,19 @@ impl Engine {
         }
         let mut params = SetFileInputFilesParams::new(absolute.clone());
         params.backend_node_id = chooser.backend_node_id;
-        tab.session.execute(params).await?;
+        match &chooser.session {
+            // The input is in an out-of-process frame: set them there.
+            Some(session) => {
+                let params =
+                    serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
+                tab.session
+                    .raw_on(Some(session), "DOM.setFileInputFiles", params)
+                    .await?;
+            }
+            None => {
+                tab.session.execute(params).await?;
+            }
+        }
         tab.remove_file_chooser(chooser_id);
         tab.set_last_frame(None);
         let event = report_event(

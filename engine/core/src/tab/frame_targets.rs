@@ -297,7 +297,10 @@ impl FrameTargets {
                     self.forget(session).await;
                 }
             }
-            _ if method.starts_with("Network.") || method == "Runtime.bindingCalled" => {
+            _ if method.starts_with("Network.")
+                || method == "Runtime.bindingCalled"
+                || method == "Page.fileChooserOpened" =>
+            {
                 if let Some(forward) = self.forward.lock().unwrap().as_ref() {
                     let _ = forward.send((session.to_string(), method, params));
                 }

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::dom::ResolveNodeParams;
 use chromiumoxide::cdp::browser_protocol::emulation::{
     EventVirtualTimeBudgetExpired, SetTouchEmulationEnabledParams,
 };
@@ -29,9 +28,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::TargetId;
-use chromiumoxide::cdp::js_protocol::runtime::{
-    AddBindingParams, CallFunctionOnParams, EventBindingCalled,
-};
+use chromiumoxide::cdp::js_protocol::runtime::{AddBindingParams, EventBindingCalled};
 use futures::stream::{BoxStream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
@@ -217,6 +214,10 @@ impl Tab {
             targets.set_tab_setup(
                 vec![
                     ("Runtime.enable", json!({})),
+                    (
+                        "Page.setInterceptFileChooserDialog",
+                        json!({ "enabled": true }),
+                    ),
                     ("Runtime.addBinding", json!({ "name": SELECT_BINDING })),
                     ("Runtime.addBinding", json!({ "name": PICKER_BINDING })),
                     (
@@ -343,7 +344,7 @@ impl Tab {
                 .boxed(),
             p.event_listener::<EventFileChooserOpened>()
                 .await?
-                .map(RawEvent::FileChooserOpened)
+                .map(|e| RawEvent::FileChooserOpened(e, None))
                 .boxed(),
             p.event_listener::<EventBindingCalled>()
                 .await?
@@ -519,7 +520,7 @@ impl Tab {
                 state.last_window_open = Some(e.window_features.clone());
                 None
             }
-            RawEvent::FileChooserOpened(e) => {
+            RawEvent::FileChooserOpened(e, session) => {
                 let chooser = PendingFileChooser {
                     id: short_id("fc"),
                     backend_node_id: e.backend_node_id,
@@ -527,6 +528,7 @@ impl Tab {
                         FileChooserOpenedMode::SelectSingle => "open",
                         FileChooserOpenedMode::SelectMultiple => "open_multiple",
                     },
+                    session,
                 };
                 self.prompts.file_chooser_opened(chooser.clone());
                 // The accept list needs a round trip to the page.
@@ -779,31 +781,36 @@ impl Tab {
     async fn announce_file_chooser(&self, chooser: PendingFileChooser) {
         let mut accept = String::new();
         if let Some(node) = chooser.backend_node_id {
+            let session = chooser.session.as_deref();
             let resolved = self
                 .session
-                .execute(ResolveNodeParams::builder().backend_node_id(node).build())
+                .raw_on(
+                    session,
+                    "DOM.resolveNode",
+                    json!({ "backendNodeId": node.inner() }),
+                )
                 .await;
             if let Some(object_id) = resolved
                 .ok()
-                .and_then(|r| r.result.object.object_id.clone())
+                .and_then(|r| r.pointer("/object/objectId").cloned())
+                && let Ok(r) = self
+                    .session
+                    .raw_on(
+                        session,
+                        "Runtime.callFunctionOn",
+                        json!({
+                            "objectId": object_id,
+                            "functionDeclaration": "function() { return this.accept || ''; }",
+                            "returnByValue": true,
+                        }),
+                    )
+                    .await
             {
-                if let Ok(params) = CallFunctionOnParams::builder()
-                    .object_id(object_id)
-                    .function_declaration("function() { return this.accept || ''; }")
-                    .return_by_value(true)
-                    .build()
-                {
-                    if let Ok(r) = self.session.execute(params).await {
-                        accept = r
-                            .result
-                            .result
-                            .value
-                            .as_ref()
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string();
-                    }
-                }
+                accept = r
+                    .pointer("/result/value")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
             }
         }
         self.emit(TabSignal::Event(crate::events::TabEvent::FileChooser(
@@ -1112,7 +1119,9 @@ enum RawEvent {
     Load,
     DialogOpening(Arc<EventJavascriptDialogOpening>),
     DialogClosed,
-    FileChooserOpened(Arc<EventFileChooserOpened>),
+    /// A file chooser, and the frame target it opened in (`None`: the
+    /// page's session).
+    FileChooserOpened(Arc<EventFileChooserOpened>, Option<String>),
     /// A page-side interceptor's call, and the frame target it came from
     /// (`None`: the page's session).
     BindingCalled(Arc<EventBindingCalled>, Option<String>),
@@ -1190,6 +1199,10 @@ impl RawEvent {
             "Network.responseReceived" => {
                 RawEvent::ResponseReceived(Arc::new(serde_json::from_value(params).ok()?))
             }
+            "Page.fileChooserOpened" => RawEvent::FileChooserOpened(
+                Arc::new(serde_json::from_value(params).ok()?),
+                Some(session),
+            ),
             "Runtime.bindingCalled" => RawEvent::BindingCalled(
                 Arc::new(serde_json::from_value(params).ok()?),
                 Some(session),

@@ -17,6 +17,9 @@ pub struct PendingFileChooser {
     pub id: String,
     pub backend_node_id: Option<BackendNodeId>,
     pub chooser_type: &'static str,
+    /// The frame target whose renderer holds the input (`None`: the
+    /// page's): the files are set there.
+    pub session: Option<String>,
 }
 
 /// Where a page-side interceptor ran: the frame's script context, and the
@@ -238,6 +241,7 @@ mod tests {
             id: "fc_1".into(),
             backend_node_id: None,
             chooser_type: "open",
+            session: None,
         });
         prompts.dialog_opened(PendingDialog {
             dialog_type: "alert".into(),

@@ -335,6 +335,27 @@ impl PageSession {
             .await
     }
 
+    /// [`PageSession::raw`] on a frame target's session (`None`: the
+    /// page's own).
+    pub async fn raw_on(
+        &self,
+        session: Option<&str>,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Value> {
+        let routed = session.and_then(|s| Some((self.frame_targets.get()?, s)));
+        let Some((targets, session)) = routed else {
+            return self.raw(method, params).await;
+        };
+        if self.dialog_open() {
+            return Err(Error::dialog_blocks(&self.tab_id));
+        }
+        targets
+            .navigator()
+            .send(Some(session), method, params, COMMAND_BOUND)
+            .await
+    }
+
     /// `Runtime.callFunctionOn` in a world or on an object of `frame`'s
     /// renderer (`None`: the page's).
     pub async fn call_function(
