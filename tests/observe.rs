@@ -564,6 +564,15 @@ fn find_named<'a>(elements: &'a Value, name: &str) -> Option<&'a Value> {
     None
 }
 
+/// The first event of `kind` in an action's envelope (panics if none).
+fn event_of(envelope: &Value, kind: &str) -> Value {
+    envelope["events"]
+        .as_array()
+        .and_then(|events| events.iter().find(|e| e["type"] == kind))
+        .unwrap_or_else(|| panic!("{kind} in {}", envelope["events"]))
+        .clone()
+}
+
 /// Snapshot, click and type across a same-site frame, a cross-site frame
 /// and an open shadow root; the tab.
 async fn frames_and_shadow_roots(h: &common::Harness) -> String {
@@ -618,13 +627,7 @@ async fn frames_and_shadow_roots(h: &common::Harness) -> String {
         let select = ref_on_line(&again, "combobox \"Cross select\"");
         let (status, body) = act(h, &tab, "click", json!({ "ref": select })).await;
         assert_eq!(status, 200, "{body}");
-        let open = body["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["type"] == "select_open")
-            .unwrap_or_else(|| panic!("select_open in {}", body["events"]))
-            .clone();
+        let open = event_of(&body, "select_open");
         let id = open["data"]["id"].as_str().unwrap();
         let (status, answer) = h
             .post(&format!("/select/{id}"), json!({ "indices": [1] }))
@@ -645,13 +648,7 @@ async fn frames_and_shadow_roots(h: &common::Harness) -> String {
         let file_input = ref_on_line(&chosen, "Cross file");
         let (status, body) = act(h, &tab, "click", json!({ "ref": file_input })).await;
         assert_eq!(status, 200, "{body}");
-        let chooser = body["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["type"] == "file_chooser")
-            .unwrap_or_else(|| panic!("file_chooser in {}", body["events"]))
-            .clone();
+        let chooser = event_of(&body, "file_chooser");
         let upload = common::temp_dir("frame-upload").join("note.txt");
         std::fs::write(&upload, "hello").unwrap();
         let id = chooser["data"]["id"].as_str().unwrap();
