@@ -317,21 +317,8 @@ impl PageSession {
         params: Value,
         limit: Duration,
     ) -> Result<Value> {
-        let routed = frame.and_then(|f| {
-            let targets = self.frame_targets.get()?;
-            Some((targets, targets.session_of(f)?))
-        });
-        let Some((targets, session)) = routed else {
-            return self.raw_within(method, params, limit).await;
-        };
-        if self.dialog_open() {
-            return Err(Error::dialog_blocks(&self.tab_id));
-        }
-        // A frame's renderer that stops answering costs this command, not
-        // the page: it is not marked broken.
-        targets
-            .navigator()
-            .send(Some(&session), method, params, limit)
+        let session = frame.and_then(|f| self.frame_targets.get()?.session_of(f));
+        self.raw_on_within(session.as_deref(), method, params, limit)
             .await
     }
 
@@ -343,16 +330,29 @@ impl PageSession {
         method: &'static str,
         params: Value,
     ) -> Result<Value> {
+        self.raw_on_within(session, method, params, COMMAND_BOUND)
+            .await
+    }
+
+    async fn raw_on_within(
+        &self,
+        session: Option<&str>,
+        method: &'static str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Value> {
         let routed = session.and_then(|s| Some((self.frame_targets.get()?, s)));
         let Some((targets, session)) = routed else {
-            return self.raw(method, params).await;
+            return self.raw_within(method, params, limit).await;
         };
         if self.dialog_open() {
             return Err(Error::dialog_blocks(&self.tab_id));
         }
+        // A frame's renderer that stops answering costs this command, not
+        // the page: it is not marked broken.
         targets
             .navigator()
-            .send(Some(session), method, params, COMMAND_BOUND)
+            .send(Some(session), method, params, limit)
             .await
     }
 
