@@ -65,93 +65,111 @@ async fn screenshot_bytes(h: &common::Harness, tab: &str) -> Vec<u8> {
     response.bytes().await.unwrap().to_vec()
 }
 
+/// headless-shell runs the compositor driver by default (site isolation
+/// on: Chromium allows no begin-frame control with it) and the
+/// deterministic one without site isolation.
 #[test]
-fn default_driver_is_deterministic_on_headless_shell() {
-    let (h, _g) = shared();
-    block_on(async {
-        let (_, status) = h.get("/browser/status").await;
-        let executable = status["data"]["executable"].as_str().unwrap_or_default();
-        let expected = if executable.contains("headless-shell") {
-            "deterministic"
-        } else {
-            "compositor"
-        };
-        assert_eq!(status["data"]["frame_driver"], expected, "{status}");
-        let tab = h.tab_on("/second").await;
-        let (code, state) = h.get(&format!("/tabs/{tab}/execution")).await;
-        assert_eq!(code, 200, "{state}");
-        assert_eq!(state["frame_driver"], expected);
-        assert_eq!(state["enabled"], true);
-        assert_eq!(state["paused"], true);
-        assert!(state["virtual_time_base_ms"].as_f64().unwrap() > 1.6e12);
-    });
+fn the_driver_follows_the_browser_and_site_isolation() {
+    for (harness, isolated) in [(shared(), true), (common::deterministic(), false)] {
+        let (h, _g) = harness;
+        block_on(async {
+            let (_, status) = h.get("/browser/status").await;
+            let executable = status["data"]["executable"].as_str().unwrap_or_default();
+            let expected = if executable.contains("headless-shell") && !isolated {
+                "deterministic"
+            } else {
+                "compositor"
+            };
+            assert_eq!(status["data"]["frame_driver"], expected, "{status}");
+            assert_eq!(status["data"]["site_isolation"], isolated, "{status}");
+            let tab = h.tab_on("/second").await;
+            let (code, state) = h.get(&format!("/tabs/{tab}/execution")).await;
+            assert_eq!(code, 200, "{state}");
+            assert_eq!(state["frame_driver"], expected);
+            assert_eq!(state["enabled"], true);
+            assert_eq!(state["paused"], true);
+            assert!(state["virtual_time_base_ms"].as_f64().unwrap() > 1.6e12);
+            h.delete(&format!("/tabs/{tab}")).await;
+        });
+    }
 }
 
 #[test]
 fn a_frozen_page_keeps_its_timers_clock_and_frames_still() {
     let (h, _g) = shared();
-    block_on(async {
-        let tab = h.tab_on("/timer").await;
-        // Let it run a little so the state line is drawn.
-        h.post(&format!("/tabs/{tab}/wait"), json!({ "ms": 300 }))
-            .await;
-        let first = page_state(h, &tab).await;
-        let shot_a = screenshot_bytes(h, &tab).await;
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let second = page_state(h, &tab).await;
-        let shot_b = screenshot_bytes(h, &tab).await;
-        assert_eq!(first, second, "timers and Date.now moved while frozen");
-        assert!(shot_a == shot_b, "two frozen screenshots 1 s apart differ");
+    block_on(frozen_page_keeps_still(h));
+}
 
-        // A wait lets it run for about the waited virtual time.
-        let (status, env) = h
-            .post(&format!("/tabs/{tab}/wait"), json!({ "ms": 1000 }))
-            .await;
-        assert_eq!(status, 200, "{env}");
-        let after = page_state(h, &tab).await;
-        let (count_a, now_a) = state_numbers(&first);
-        let (count_b, now_b) = state_numbers(&after);
-        let ticks = count_b - count_a;
-        let advanced = now_b - now_a;
-        let before_vt = env["screenshot_before"]["virtual_time_ms"]
-            .as_f64()
-            .unwrap();
-        let after_vt = env["screenshot_after"]["virtual_time_ms"].as_f64().unwrap();
-        eprintln!(
-            "1000 ms wait: {ticks} ticks, page clock +{advanced} ms, envelope +{} ms",
-            after_vt - before_vt
-        );
-        // The page ran, and by about the waited time. A loaded machine can
-        // starve the clock task, so virtual time may lag the wall clock
-        // (seen: 500 ms in a 1000 ms wait); the bounds allow for that.
-        assert!(
-            (2..=16).contains(&ticks),
-            "{ticks} timer ticks in a 1000 ms wait: {first} -> {after}"
-        );
-        assert!(
-            (200..=1600).contains(&advanced),
-            "clock advanced {advanced} ms in a 1000 ms wait"
-        );
-        // The envelope reports the time the page saw.
-        assert!(
-            (200.0..=1600.0).contains(&(after_vt - before_vt))
-                && ((after_vt - before_vt) - advanced as f64).abs() <= 250.0,
-            "envelope virtual times {before_vt} -> {after_vt}, page clock +{advanced} ms"
-        );
-        // While frozen, the next action's before frame is this after frame.
-        let (_, next) = h
-            .post(&format!("/tabs/{tab}/move"), json!({ "x": 5, "y": 5 }))
-            .await;
-        assert_eq!(
-            next["screenshot_before"]["data"], env["screenshot_after"]["data"],
-            "the before frame is reused while the page stayed frozen"
-        );
-        // The animation moved during the wait: the frame is not stuck.
-        let shot_c = screenshot_bytes(h, &tab).await;
-        assert!(shot_c != shot_b, "the page did not draw while running");
-        let (w, _, _) = decode_webp(&shot_c);
-        assert_eq!(w, 1280);
-    });
+#[test]
+fn a_frozen_page_keeps_still_on_the_deterministic_driver() {
+    let (h, _g) = common::deterministic();
+    block_on(frozen_page_keeps_still(h));
+}
+
+/// The timer page frozen, then run by a 1000 ms wait: what stood still and
+/// what moved.
+async fn frozen_page_keeps_still(h: &common::Harness) {
+    let tab = h.tab_on("/timer").await;
+    // Let it run a little so the state line is drawn.
+    h.post(&format!("/tabs/{tab}/wait"), json!({ "ms": 300 }))
+        .await;
+    let first = page_state(h, &tab).await;
+    let shot_a = screenshot_bytes(h, &tab).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let second = page_state(h, &tab).await;
+    let shot_b = screenshot_bytes(h, &tab).await;
+    assert_eq!(first, second, "timers and Date.now moved while frozen");
+    assert!(shot_a == shot_b, "two frozen screenshots 1 s apart differ");
+
+    // A wait lets it run for about the waited virtual time.
+    let (status, env) = h
+        .post(&format!("/tabs/{tab}/wait"), json!({ "ms": 1000 }))
+        .await;
+    assert_eq!(status, 200, "{env}");
+    let after = page_state(h, &tab).await;
+    let (count_a, now_a) = state_numbers(&first);
+    let (count_b, now_b) = state_numbers(&after);
+    let ticks = count_b - count_a;
+    let advanced = now_b - now_a;
+    let before_vt = env["screenshot_before"]["virtual_time_ms"]
+        .as_f64()
+        .unwrap();
+    let after_vt = env["screenshot_after"]["virtual_time_ms"].as_f64().unwrap();
+    eprintln!(
+        "1000 ms wait: {ticks} ticks, page clock +{advanced} ms, envelope +{} ms",
+        after_vt - before_vt
+    );
+    // The page ran, and by about the waited time. A loaded machine can
+    // starve the clock task, so virtual time may lag the wall clock
+    // (seen: 500 ms in a 1000 ms wait); the bounds allow for that.
+    assert!(
+        (2..=16).contains(&ticks),
+        "{ticks} timer ticks in a 1000 ms wait: {first} -> {after}"
+    );
+    assert!(
+        (200..=1600).contains(&advanced),
+        "clock advanced {advanced} ms in a 1000 ms wait"
+    );
+    // The envelope reports the time the page saw.
+    assert!(
+        (200.0..=1600.0).contains(&(after_vt - before_vt))
+            && ((after_vt - before_vt) - advanced as f64).abs() <= 250.0,
+        "envelope virtual times {before_vt} -> {after_vt}, page clock +{advanced} ms"
+    );
+    // While frozen, the next action's before frame is this after frame.
+    let (_, next) = h
+        .post(&format!("/tabs/{tab}/move"), json!({ "x": 5, "y": 5 }))
+        .await;
+    assert_eq!(
+        next["screenshot_before"]["data"], env["screenshot_after"]["data"],
+        "the before frame is reused while the page stayed frozen"
+    );
+    // The animation moved during the wait: the frame is not stuck.
+    let shot_c = screenshot_bytes(h, &tab).await;
+    assert!(shot_c != shot_b, "the page did not draw while running");
+    let (w, _, _) = decode_webp(&shot_c);
+    assert_eq!(w, 1280);
+    h.delete(&format!("/tabs/{tab}")).await;
 }
 
 #[test]
@@ -696,8 +714,10 @@ fn the_compositor_driver_freezes_full_chromium_too() {
             env["timing"]
         );
 
-        // Frames freeze with their page, a cross-site one included.
+        // Frames freeze with their page, a cross-site one (out of process)
+        // included.
         let frames_tab = frames_freeze_with_their_page(&h).await;
+        assert_eq!(h.out_of_process_frames(&frames_tab), 1);
 
         // A document that starts while the tab is frozen starts frozen.
         h.eval(&frames_tab, "location.href = '/timer'; 0").await;
@@ -974,54 +994,52 @@ async fn frames_freeze_with_their_page(h: &common::Harness) -> String {
     frames_tab
 }
 
-/// With `--site-isolation` the cross-site frame runs in a renderer of its
-/// own; the freezes, thaws and grants reach it too, on both drivers.
+/// With site isolation (the default) the cross-site frame runs in a
+/// renderer of its own; the freezes, thaws and grants reach it too.
 #[test]
 fn out_of_process_frames_freeze_with_their_page() {
-    let (shared_harness, _g) = exclusive();
+    let (h, _g) = shared();
     block_on(async {
-        for chrome in [None, Some("/usr/bin/chromium")] {
-            let server = common::start_server_with(common::temp_dir("plugins-isolated"), |o| {
-                o.site_isolation = true;
-                if let Some(chrome) = chrome {
-                    o.launch = wabp_core::browser::LaunchMode::Binary(chrome.into());
-                }
-            })
+        let tab = frames_freeze_with_their_page(h).await;
+        assert_eq!(
+            h.out_of_process_frames(&tab),
+            1,
+            "the cross-site frame is out of process"
+        );
+        // Thawed by a wait, it runs again.
+        let (_, before) = h
+            .post(
+                &format!("/tabs/{tab}/text"),
+                json!({ "selector": "#ticks" }),
+            )
             .await;
-            let h = shared_harness.with_server(server);
-            let tab = frames_freeze_with_their_page(&h).await;
-            assert_eq!(
-                h.out_of_process_frames(&tab),
-                1,
-                "{chrome:?}: the cross-site frame is out of process"
-            );
-            // Thawed by a wait, it runs again.
-            let (_, before) = h
-                .post(
-                    &format!("/tabs/{tab}/text"),
-                    json!({ "selector": "#ticks" }),
-                )
-                .await;
-            h.post(&format!("/tabs/{tab}/wait"), json!({ "ms": 500 }))
-                .await;
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let (_, after) = h
-                .post(
-                    &format!("/tabs/{tab}/text"),
-                    json!({ "selector": "#ticks" }),
-                )
-                .await;
-            let count = |v: &Value| {
-                serde_json::from_str::<Value>(v["text"].as_str().unwrap_or("{}"))
-                    .unwrap_or_default()["cross"]
-                    .as_i64()
-                    .unwrap_or(0)
-            };
-            assert!(
-                count(&after) > count(&before),
-                "{chrome:?}: {before} then {after}"
-            );
-            h.server.app.shutdown(Duration::from_secs(5)).await;
-        }
+        h.post(&format!("/tabs/{tab}/wait"), json!({ "ms": 500 }))
+            .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (_, after) = h
+            .post(
+                &format!("/tabs/{tab}/text"),
+                json!({ "selector": "#ticks" }),
+            )
+            .await;
+        let count = |v: &Value| {
+            serde_json::from_str::<Value>(v["text"].as_str().unwrap_or("{}"))
+                .unwrap_or_default()["cross"]
+                .as_i64()
+                .unwrap_or(0)
+        };
+        assert!(count(&after) > count(&before), "{before} then {after}");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+/// Without site isolation the frames share their page's renderer, on the
+/// deterministic driver.
+#[test]
+fn in_process_frames_freeze_with_their_page() {
+    let (h, _g) = common::deterministic();
+    block_on(async {
+        let tab = frames_freeze_with_their_page(h).await;
+        h.delete(&format!("/tabs/{tab}")).await;
     });
 }

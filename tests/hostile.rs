@@ -9,22 +9,29 @@ use std::time::{Duration, Instant};
 use common::{Harness, block_on, shared};
 use serde_json::{Value, json};
 
-/// A hostile-page test run twice: on headless-shell (the deterministic
-/// driver, the shared engine) and on full Chromium (the compositor driver).
-macro_rules! on_both_drivers {
+/// A hostile-page test run on each engine a user may get: headless-shell
+/// with site isolation (the default: compositor driver), headless-shell
+/// without it (the deterministic driver) and full Chromium.
+macro_rules! on_every_driver {
     ($body:ident) => {
-        on_both_drivers!($body: shared, compositor);
+        on_every_driver!($body: shared, deterministic, compositor);
     };
     // `alone`: a page that spins a renderer takes a core; run it with nothing
     // else in this binary, so the other tests' bounds keep their meaning.
     ($body:ident, alone) => {
-        on_both_drivers!($body: exclusive, compositor_alone);
+        on_every_driver!($body: exclusive, deterministic_alone, compositor_alone);
     };
-    ($body:ident: $headless:ident, $full:ident) => {
+    ($body:ident: $headless:ident, $deterministic:ident, $full:ident) => {
         mod $body {
             #[test]
             fn on_headless_shell() {
                 let (h, _guard) = super::common::$headless();
+                super::common::block_on(super::$body(h));
+            }
+
+            #[test]
+            fn on_headless_shell_deterministic() {
+                let (h, _guard) = super::common::$deterministic();
                 super::common::block_on(super::$body(h));
             }
 
@@ -101,7 +108,7 @@ async fn usable(h: &Harness, tab: &str) {
     assert_eq!(status, 200, "{body}");
 }
 
-on_both_drivers!(every_native_picker_is_intercepted_and_answered);
+on_every_driver!(every_native_picker_is_intercepted_and_answered);
 
 async fn every_native_picker_is_intercepted_and_answered(h: &'static Harness) {
     {
@@ -234,7 +241,7 @@ async fn every_native_picker_is_intercepted_and_answered(h: &'static Harness) {
     }
 }
 
-on_both_drivers!(dialog_storms_and_loops_never_block);
+on_every_driver!(dialog_storms_and_loops_never_block);
 
 async fn dialog_storms_and_loops_never_block(h: &'static Harness) {
     {
@@ -309,7 +316,7 @@ async fn dialog_storms_and_loops_never_block(h: &'static Harness) {
     }
 }
 
-on_both_drivers!(pages_that_never_finish_or_fail_to_load_answer_in_bounds);
+on_every_driver!(pages_that_never_finish_or_fail_to_load_answer_in_bounds);
 
 async fn pages_that_never_finish_or_fail_to_load_answer_in_bounds(h: &'static Harness) {
     {
@@ -380,7 +387,7 @@ async fn pages_that_never_finish_or_fail_to_load_answer_in_bounds(h: &'static Ha
     }
 }
 
-on_both_drivers!(
+on_every_driver!(
     a_page_that_stops_answering_is_repaired_under_the_same_id,
     alone
 );
@@ -453,7 +460,7 @@ async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static H
     }
 }
 
-on_both_drivers!(prompts_modals_blocking_calls_and_storms_answer_in_bounds);
+on_every_driver!(prompts_modals_blocking_calls_and_storms_answer_in_bounds);
 
 /// Clicks `#go` on `tab`, bounded; the envelope.
 async fn click_go(h: &Harness, tab: &str) -> Value {
@@ -612,7 +619,7 @@ async fn prompts_modals_blocking_calls_and_storms_answer_in_bounds(h: &'static H
     usable(h, &other).await;
 }
 
-on_both_drivers!(floods_downloads_and_deep_frames_answer_in_bounds);
+on_every_driver!(floods_downloads_and_deep_frames_answer_in_bounds);
 
 /// GETs `path`, bounded; the answer.
 async fn timed_get(h: &Harness, path: &str) -> (u16, Value) {
@@ -712,7 +719,7 @@ async fn floods_downloads_and_deep_frames_answer_in_bounds(h: &'static Harness) 
     usable(h, &other).await;
 }
 
-on_both_drivers!(a_page_that_runs_out_of_memory_is_repaired, alone);
+on_every_driver!(a_page_that_runs_out_of_memory_is_repaired, alone);
 
 async fn a_page_that_runs_out_of_memory_is_repaired(h: &'static Harness) {
     let other = h.tab_on("/").await;

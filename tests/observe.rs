@@ -503,28 +503,24 @@ fn large_snapshots_page_with_the_tail_on_every_window() {
     });
 }
 
+/// Without site isolation every frame is in its page's renderer.
 #[test]
 fn frames_and_shadow_roots_are_reachable() {
-    let (h, _g) = shared();
+    let (h, _g) = common::deterministic();
     block_on(async {
         let tab = frames_and_shadow_roots(h).await;
         h.delete(&format!("/tabs/{tab}")).await;
     });
 }
 
-/// With site isolation the cross-site frame renders in a process of its
-/// own, reached through its own target: the same refs, clicks, typing and
-/// boxes.
+/// With site isolation (the default) the cross-site frame renders in a
+/// process of its own, reached through its own target: the same refs,
+/// clicks, typing and boxes.
 #[test]
 fn frames_rendered_out_of_process_are_reachable() {
-    let (h, _g) = shared();
+    let (isolated, _g) = shared();
     block_on(async {
-        let server = common::start_server_with(common::temp_dir("isolated-plugins"), |o| {
-            o.site_isolation = true;
-        })
-        .await;
-        let isolated = h.with_server(server);
-        let tab = frames_and_shadow_roots(&isolated).await;
+        let tab = frames_and_shadow_roots(isolated).await;
         assert_eq!(
             isolated.out_of_process_frames(&tab),
             1,
@@ -537,7 +533,7 @@ fn frames_rendered_out_of_process_are_reachable() {
             "the cross-site frame's fetch: {live}"
         );
         // Boxes of refs in the out-of-process frame are in page coordinates.
-        let body = snapshot(&isolated, &tab, "?format=json").await;
+        let body = snapshot(isolated, &tab, "?format=json").await;
         let text = body.to_string();
         assert!(text.contains("Cross clicked"), "{text}");
         let (x, y) = isolated.center(&tab, "#cross").await;
@@ -548,7 +544,62 @@ fn frames_rendered_out_of_process_are_reachable() {
             (bx - x).abs() < 200.0 && (by - y).abs() < 60.0 && by > 0.0,
             "the button ({bx}, {by}) lies inside its frame (centre {x}, {y})"
         );
-        isolated.server.app.shutdown(Duration::from_secs(5)).await;
+        // A tagged click there saves the frame's fetch, with the body its
+        // own renderer holds.
+        let (cx, cy) = (
+            bx + cross["bounds"]["width"].as_f64().unwrap() / 2.0,
+            by + cross["bounds"]["height"].as_f64().unwrap() / 2.0,
+        );
+        let (status, envelope) = isolated
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": cx, "y": cy, "network": { "tag": "oopif-body", "types": ["Fetch"] } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(envelope["network"]["completed"], 1, "{envelope}");
+        let body = common::eventually(Duration::from_secs(5), || async {
+            let (_, saved) = isolated
+                .get("/network?tag=^oopif-body$&include_body=true")
+                .await;
+            saved.to_string().contains("widget").then_some(saved)
+        })
+        .await;
+        assert!(
+            body.is_some(),
+            "the out-of-process frame's response body is saved"
+        );
+
+        // The connection that carries the frame's session breaks: the frame
+        // is followed again on a new one, and still read and captured.
+        let targets = isolated
+            .server
+            .app
+            .tab(&wabp_core::Caller::anonymous(), &tab)
+            .unwrap()
+            .session
+            .frame_targets()
+            .unwrap()
+            .clone();
+        let before = targets.roots();
+        targets.navigator().disconnect().await;
+        let again = common::eventually(Duration::from_secs(10), || async {
+            let now = targets.roots();
+            (!now.is_empty() && now != before).then_some(now)
+        })
+        .await;
+        assert!(again.is_some(), "the frame target is followed again");
+        let text = snapshot(isolated, &tab, "").await.to_string();
+        assert!(text.contains("Cross clicked"), "{text}");
+        let (status, envelope) = isolated
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": cx, "y": cy, "network": { "tag": "oopif-again", "types": ["Fetch"] } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(envelope["network"]["completed"], 1, "{envelope}");
+        isolated.delete(&format!("/tabs/{tab}")).await;
     });
 }
 

@@ -1,5 +1,8 @@
 //! Shared by the integration binaries: one runtime, one engine (real headless
-//! Chromium) behind real HTTP, and a fixture site on 127.0.0.1.
+//! Chromium, the default options: headless-shell with site isolation, the
+//! compositor driver) behind real HTTP, and a fixture site on 127.0.0.1.
+//! Tests that hold on every driver also run on [`deterministic`] and
+//! [`compositor`].
 
 #![allow(dead_code)]
 
@@ -56,8 +59,38 @@ pub fn exclusive() -> (&'static Harness, RwLockWriteGuard<'static, ()>) {
     (harness(), GLOBAL.write().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// A second shared engine on full Chromium (`/usr/bin/chromium`): the
-/// compositor driver, for tests that run on both drivers.
+/// A second shared engine on headless-shell without site isolation: the
+/// deterministic (begin-frame) driver.
+pub fn deterministic() -> (&'static Harness, RwLockReadGuard<'static, ()>) {
+    (
+        deterministic_harness(),
+        GLOBAL.read().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
+/// [`deterministic`], with no other test of the binary running meanwhile.
+pub fn deterministic_alone() -> (&'static Harness, RwLockWriteGuard<'static, ()>) {
+    (
+        deterministic_harness(),
+        GLOBAL.write().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
+fn deterministic_harness() -> &'static Harness {
+    static H: OnceLock<Harness> = OnceLock::new();
+    H.get_or_init(|| {
+        let base = harness();
+        block_on(async {
+            let plugin_dir = temp_dir("plugins-deterministic");
+            prepare_plugin_dir(&plugin_dir);
+            let server = start_server_with(plugin_dir, |o| o.site_isolation = false).await;
+            base.with_server(server)
+        })
+    })
+}
+
+/// A third shared engine on full Chromium (`/usr/bin/chromium`): the
+/// compositor driver as `--headed` and `--connect` get it.
 pub fn compositor() -> (&'static Harness, RwLockReadGuard<'static, ()>) {
     (
         compositor_harness(),

@@ -84,7 +84,7 @@ impl Options {
             max_download_mb: 1024,
             history_max_mb: 4096,
             pause: true,
-            site_isolation: false,
+            site_isolation: true,
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
             extra_schemes: Vec::new(),

@@ -111,11 +111,11 @@ struct ServeArgs {
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
-    /// Render cross-site frames in processes of their own (site isolation),
-    /// reached through their own targets (see the README for what is not
-    /// covered yet).
+    /// Keep cross-site frames in their page's renderer (no site isolation):
+    /// on headless-shell this brings back the deterministic (begin-frame)
+    /// driver, which Chromium does not allow with site isolation.
     #[arg(long)]
-    site_isolation: bool,
+    no_site_isolation: bool,
     /// Viewport size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = parse_viewport)]
     viewport: (u32, u32),
@@ -247,7 +247,7 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         max_download_mb: args.max_download_mb,
         history_max_mb: args.history_max_mb,
         pause: !args.no_pause,
-        site_isolation: args.site_isolation,
+        site_isolation: !args.no_site_isolation,
         user_limits: wabp_core::users::UserLimits {
             max_sessions: args.max_sessions.max(1),
             max_tabs_per_session: args.max_tabs_per_session.max(1),

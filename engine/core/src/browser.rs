@@ -54,7 +54,7 @@ impl Default for BrowserOptions {
             request_timeout: Duration::from_secs(10),
             extra_args: Vec::new(),
             begin_frame_control: true,
-            site_isolation: false,
+            site_isolation: true,
         }
     }
 }
@@ -259,6 +259,9 @@ impl BrowserProcess {
                         // one past a handful, and a page that spins then
                         // freezes its neighbours.
                         "renderer-process-limit=64",
+                        // A key's scroll lands at once, not over frames a
+                        // frozen page never draws.
+                        "disable-smooth-scrolling",
                     ])
                     .args(if options.site_isolation {
                         // headless-shell isolates nothing unless told to.
@@ -288,7 +291,15 @@ impl BrowserProcess {
                 let is_headless_shell = executable
                     .file_name()
                     .is_some_and(|n| n.to_string_lossy().contains("headless-shell"));
-                if options.begin_frame_control && is_headless_shell && !options.headed {
+                // headless-shell refuses begin-frame control together with
+                // site isolation ("Frame control is not compatible with
+                // --site-per-process"), and out-of-process frames then stall
+                // its begin-frames: isolated, it runs the compositor driver.
+                if options.begin_frame_control
+                    && is_headless_shell
+                    && !options.headed
+                    && !options.site_isolation
+                {
                     begin_frame_control = true;
                     builder = builder.args([
                         "run-all-compositor-stages-before-draw",

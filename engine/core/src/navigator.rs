@@ -153,6 +153,12 @@ impl Navigator {
         }
     }
 
+    /// Drops the connection: every session on it ends (followers see their
+    /// events end) and the next command opens a new one.
+    pub async fn disconnect(&self) {
+        self.conn.lock().await.take();
+    }
+
     /// Forgets the session on a target that is gone.
     pub async fn forget(&self, target_id: &str) {
         if let Some(conn) = self.conn.lock().await.as_mut() {

@@ -113,6 +113,9 @@ pub struct BrowserStatus {
     pub restarts: u32,
     /// Whether Chromium runs in its sandbox (`on: null` when attached).
     pub sandbox: crate::browser::Sandbox,
+    /// Whether cross-site frames render in processes of their own, followed
+    /// through their own targets.
+    pub site_isolation: bool,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
@@ -296,6 +299,7 @@ impl Engine {
                 .map(|p| p.display().to_string()),
             restarts: self.restarts.load(std::sync::atomic::Ordering::Relaxed),
             sandbox: self.sandbox.read().unwrap().clone(),
+            site_isolation: self.config.browser.site_isolation,
         }
     }
 

@@ -34,6 +34,8 @@ const SETUP_LIMIT: Duration = Duration::from_secs(5);
 pub struct FrameTargets {
     navigator: Arc<Navigator>,
     tab_id: String,
+    /// The page's target, followed afresh when the connection breaks.
+    page_target: String,
     /// Frame id → our session on the target that renders it: an
     /// out-of-process frame's own id (its target id), and the frames of
     /// the same site inside it, learnt from its frame tree.
@@ -77,6 +79,7 @@ impl FrameTargets {
         let targets = Arc::new(FrameTargets {
             navigator: navigator.clone(),
             tab_id: tab_id.to_string(),
+            page_target: target_id.to_string(),
             sessions: Mutex::new(HashMap::new()),
             roots: Mutex::new(HashMap::new()),
             root_parents: Mutex::new(HashMap::new()),
@@ -87,9 +90,46 @@ impl FrameTargets {
             tab_setup: Mutex::new((Vec::new(), Vec::new())),
             followers: Mutex::new(Vec::new()),
         });
-        let page_session = navigator.session_on(target_id).await?;
-        targets.auto_attach(&page_session).await?;
+        targets.follow_page().await?;
         Ok(targets)
+    }
+
+    /// Auto-attaches on the page's target; when the connection that carries
+    /// it breaks, every session on it is gone: forget them and follow the
+    /// page again on a new one (its frame targets attach anew, set up in the
+    /// page's current state).
+    async fn follow_page(self: &Arc<Self>) -> Result<()> {
+        let page_session = self.navigator.session_on(&self.page_target).await?;
+        self.auto_attach(&page_session, true).await
+    }
+
+    /// After the connection broke: the frame targets again, with backoff,
+    /// until the tab is gone or its target refuses.
+    /// (Boxed: following the page leads back here.)
+    fn follow_again(self: Arc<Self>) -> futures::future::BoxFuture<'static, ()> {
+        Box::pin(self.follow_page_again())
+    }
+
+    async fn follow_page_again(self: Arc<Self>) {
+        self.sessions.lock().unwrap().clear();
+        self.roots.lock().unwrap().clear();
+        self.root_parents.lock().unwrap().clear();
+        self.scripts.lock().unwrap().clear();
+        let mut delay = Duration::from_millis(100);
+        for _ in 0..6 {
+            match self.follow_page().await {
+                Ok(()) => {
+                    tracing::debug!(tab = %self.tab_id, "following its frame targets again");
+                    return;
+                }
+                Err(e) => {
+                    tracing::debug!(tab = %self.tab_id, "frame targets not followed yet: {}", e.message);
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+            }
+        }
+        tracing::warn!(tab = %self.tab_id, "its out-of-process frames are no longer followed");
     }
 
     /// The navigator these sessions live on.
@@ -248,8 +288,9 @@ impl FrameTargets {
     }
 
     /// Asks `session`'s target to attach its frame targets to us, held
-    /// until set up; follows its events.
-    async fn auto_attach(self: &Arc<Self>, session: &str) -> Result<()> {
+    /// until set up; follows its events. `page`: the page's own session,
+    /// whose events end only when the connection breaks.
+    async fn auto_attach(self: &Arc<Self>, session: &str, page: bool) -> Result<()> {
         let mut events = self.navigator.subscribe(session).await?;
         let weak: Weak<FrameTargets> = Arc::downgrade(self);
         let session_id = session.to_string();
@@ -260,8 +301,15 @@ impl FrameTargets {
                 };
                 targets.on_event(&session_id, event).await;
             }
+            if page && let Some(targets) = weak.upgrade() {
+                tokio::spawn(targets.follow_again());
+            }
         });
-        self.followers.lock().unwrap().push(follower);
+        {
+            let mut followers = self.followers.lock().unwrap();
+            followers.retain(|f| !f.is_finished());
+            followers.push(follower);
+        }
         self.navigator
             .send(
                 Some(session),
@@ -331,7 +379,7 @@ impl FrameTargets {
                 .lock()
                 .unwrap()
                 .insert(target.clone(), session.clone());
-            if let Err(e) = self.auto_attach(&session).await {
+            if let Err(e) = self.auto_attach(&session, false).await {
                 tracing::debug!(tab = %self.tab_id, "a frame target could not be followed: {}", e.message);
             }
             // Set up before it runs: the page's freeze and clock. Scripts

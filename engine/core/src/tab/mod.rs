@@ -300,7 +300,7 @@ impl Tab {
                 .boxed(),
             p.event_listener::<EventLoadingFinished>()
                 .await?
-                .map(|e| RawEvent::RequestDone(e.request_id.inner().clone()))
+                .map(|e| RawEvent::RequestDone(e.request_id.inner().clone(), None))
                 .boxed(),
             p.event_listener::<EventLoadingFailed>()
                 .await?
@@ -396,9 +396,9 @@ impl Tab {
                         .unwrap_or_else(|| "Other".into()),
                 })))
             }
-            RawEvent::RequestDone(id) => {
+            RawEvent::RequestDone(id, session) => {
                 state.document_requests.remove(&id);
-                self.capture_finished(&id);
+                self.capture_finished(&id, session);
                 Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
             }
             RawEvent::RequestFailed(e) => {
@@ -724,7 +724,7 @@ impl Tab {
 
     /// A finished call: its timing, and its body when it is text worth
     /// keeping (fetched from the browser off the event pump).
-    fn capture_finished(&self, request_id: &str) {
+    fn capture_finished(&self, request_id: &str, session: Option<String>) {
         if !self.network.finished(request_id) {
             return;
         }
@@ -734,13 +734,35 @@ impl Tab {
             return;
         };
         tokio::spawn(async move {
-            let params = GetResponseBodyParams::new(RequestId::new(request_id.clone()));
-            let fetched = tab
-                .session
-                .execute_within(params, Duration::from_secs(5))
-                .await
-                .ok()
-                .map(|body| (body.result.body.clone(), body.result.base64_encoded));
+            const LIMIT: Duration = Duration::from_secs(5);
+            let fetched = match session {
+                // A frame rendered out of process: its renderer has the body.
+                Some(session) => tab
+                    .session
+                    .raw_on_within(
+                        Some(&session),
+                        "Network.getResponseBody",
+                        json!({ "requestId": request_id }),
+                        LIMIT,
+                    )
+                    .await
+                    .ok()
+                    .and_then(|body| {
+                        Some((
+                            body.get("body")?.as_str()?.to_string(),
+                            body.get("base64Encoded")?.as_bool()?,
+                        ))
+                    }),
+                None => tab
+                    .session
+                    .execute_within(
+                        GetResponseBodyParams::new(RequestId::new(request_id.clone())),
+                        LIMIT,
+                    )
+                    .await
+                    .ok()
+                    .map(|body| (body.result.body.clone(), body.result.base64_encoded)),
+            };
             tab.network.body_done(&request_id, fetched);
         });
     }
@@ -1108,7 +1130,9 @@ impl Tab {
 enum RawEvent {
     Crashed,
     RequestStarted(Arc<EventRequestWillBeSent>),
-    RequestDone(String),
+    /// A request's id, and the frame target's session that saw it (`None`:
+    /// the page's), where its body is to be asked for.
+    RequestDone(String, Option<String>),
     RequestFailed(Arc<EventLoadingFailed>),
     ResponseReceived(Arc<EventResponseReceived>),
     Requested(Arc<EventFrameRequestedNavigation>),
@@ -1190,9 +1214,10 @@ impl RawEvent {
             "Network.requestWillBeSent" => {
                 RawEvent::RequestStarted(Arc::new(serde_json::from_value(params).ok()?))
             }
-            "Network.loadingFinished" => {
-                RawEvent::RequestDone(params.get("requestId")?.as_str()?.to_string())
-            }
+            "Network.loadingFinished" => RawEvent::RequestDone(
+                params.get("requestId")?.as_str()?.to_string(),
+                Some(session),
+            ),
             "Network.loadingFailed" => {
                 RawEvent::RequestFailed(Arc::new(serde_json::from_value(params).ok()?))
             }

@@ -334,7 +334,7 @@ impl PageSession {
             .await
     }
 
-    async fn raw_on_within(
+    pub async fn raw_on_within(
         &self,
         session: Option<&str>,
         method: &'static str,
