@@ -504,7 +504,7 @@ async fn slow_download() -> axum::response::Response {
 impl Harness {
     /// The same fixture site and client in front of another engine.
     /// How many of `tab`'s frames render out of process, followed through
-    /// their own targets (`--site-isolation`).
+    /// their own targets (site isolation).
     pub fn out_of_process_frames(&self, tab: &str) -> usize {
         self.server
             .app

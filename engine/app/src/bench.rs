@@ -47,6 +47,8 @@ pub(crate) fn bench_options(session: std::path::PathBuf) -> wabp::Options {
         _ => wabp_core::browser::LaunchMode::Auto,
     };
     options.headed = std::env::var_os("WABP_BENCH_HEADED").is_some();
+    // WABP_BENCH_NO_SITE_ISOLATION: headless-shell's deterministic driver.
+    options.site_isolation = std::env::var_os("WABP_BENCH_NO_SITE_ISOLATION").is_none();
     options
 }
 

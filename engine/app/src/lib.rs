@@ -54,7 +54,7 @@ pub struct Options {
     /// oldest sessions are deleted (`--history-max-mb`).
     pub history_max_mb: u64,
     pub pause: bool,
-    /// Cross-site frames in renderers of their own (`--site-isolation`).
+    /// Cross-site frames in renderers of their own (on by default; `--no-site-isolation` turns it off).
     pub site_isolation: bool,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,

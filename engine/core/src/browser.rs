@@ -36,7 +36,7 @@ pub struct BrowserOptions {
     /// Ask for begin-frame control (the deterministic frame driver). Granted
     /// only when the engine launches `chromium-headless-shell` itself.
     pub begin_frame_control: bool,
-    /// Cross-site frames in renderers of their own (`--site-isolation`),
+    /// Cross-site frames in renderers of their own (on by default),
     /// reached through their own targets (`tab/frame_targets.rs`). Off:
     /// one renderer per page, reached through the page's session.
     pub site_isolation: bool,
