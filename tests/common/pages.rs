@@ -26,6 +26,50 @@ document.getElementById('fetch').addEventListener('click', () => {
 });
 </script></body></html>"#;
 
+/// What drags, buttons held, shortcuts, inserted text and a hover delay do:
+/// an HTML5 draggable and its drop zone, a box moved by pointer events, a
+/// slider, a text field, a textarea, a paragraph to select, a tooltip shown
+/// 300 ms after the pointer enters its button.
+pub const INPUT_LAB: &str = r#"<!doctype html><html><head><title>Input lab</title><style>
+body { margin: 0; font: 16px sans-serif; }
+#src { position: absolute; left: 20px; top: 20px; width: 80px; height: 80px; background: #c33; }
+#dst { position: absolute; left: 300px; top: 20px; width: 120px; height: 120px; background: #ccc; }
+#box { position: absolute; left: 500px; top: 20px; width: 60px; height: 60px; background: #33c; touch-action: none; }
+#range { position: absolute; left: 20px; top: 180px; width: 200px; margin: 0; }
+#field { position: absolute; left: 20px; top: 230px; width: 200px; }
+#area { position: absolute; left: 300px; top: 230px; width: 300px; height: 80px; }
+#para { position: absolute; left: 20px; top: 340px; margin: 0; font: 20px monospace; }
+#tip-btn { position: absolute; left: 20px; top: 400px; width: 120px; height: 40px; }
+#tip { position: absolute; left: 160px; top: 400px; display: none; }
+</style></head><body>
+<div id="src" draggable="true">drag me</div>
+<div id="dst">drop here</div>
+<div id="box"></div>
+<input id="range" type="range" min="0" max="100" value="0">
+<input id="field" value="hello world">
+<textarea id="area"></textarea>
+<p id="para">select some text here</p>
+<button id="tip-btn">hover me</button>
+<div id="tip">the tooltip</div>
+<script>
+window.log = [];
+const src = document.getElementById('src'), dst = document.getElementById('dst'), box = document.getElementById('box');
+src.addEventListener('dragstart', e => { log.push('dragstart'); e.dataTransfer.setData('text/plain', 'payload'); });
+src.addEventListener('dragend', () => log.push('dragend'));
+dst.addEventListener('dragover', e => e.preventDefault());
+dst.addEventListener('drop', e => { e.preventDefault(); log.push('drop:' + e.dataTransfer.getData('text/plain')); });
+let grab = null;
+box.addEventListener('pointerdown', e => { grab = [e.clientX - box.offsetLeft, e.clientY - box.offsetTop]; box.setPointerCapture(e.pointerId); });
+box.addEventListener('pointermove', e => { if (grab && e.buttons & 1) { box.style.left = (e.clientX - grab[0]) + 'px'; box.style.top = (e.clientY - grab[1]) + 'px'; } });
+box.addEventListener('pointerup', () => { grab = null; });
+document.addEventListener('keydown', e => log.push('keydown:' + e.key + (e.ctrlKey ? '+ctrl' : '')));
+document.getElementById('area').addEventListener('keydown', () => log.push('area-key'));
+const tipBtn = document.getElementById('tip-btn');
+let tipTimer = null;
+tipBtn.addEventListener('mouseenter', () => { tipTimer = setTimeout(() => { document.getElementById('tip').style.display = 'block'; }, 300); });
+tipBtn.addEventListener('mouseleave', () => { clearTimeout(tipTimer); document.getElementById('tip').style.display = 'none'; });
+</script></body></html>"#;
+
 pub const SECOND: &str = r#"<!doctype html><html><head><title>Second</title></head><body><h1>Second page</h1><p class="note">Hello from the second page</p></body></html>"#;
 
 pub const DIALOG: &str = r#"<!doctype html><html><head><title>Dialogs</title></head><body>

@@ -318,7 +318,7 @@ async fn main() -> anyhow::Result<()> {
     // size per 1,000 actions.
     let frame = {
         let shot = engine
-            .screenshot(&wabp_core::Caller::anonymous(), &tab, vec![], false)
+            .screenshot(&wabp_core::Caller::anonymous(), &tab, vec![], false, false)
             .await?;
         shot.data.as_ref().clone()
     };

@@ -63,6 +63,43 @@ pub struct CaptureOptions {
     pub markup: Vec<String>,
     /// Draw the virtual cursor at this point.
     pub cursor: Option<(f64, f64)>,
+    /// Keep only this box of the viewport (`area: "region"`).
+    pub clip: Option<Clip>,
+}
+
+/// A box in CSS pixels of the viewport.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Clip {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// WebP's largest side, in pixels.
+pub const MAX_IMAGE_SIDE: u32 = 16383;
+
+/// `pixmap` cut to `clip` (CSS pixels, `scale` device pixels each); an
+/// error naming the viewport when the box reaches outside it.
+pub fn crop(pixmap: &Pixmap, clip: &Clip, viewport: &ViewportInfo, scale: f32) -> Result<Pixmap> {
+    if clip.x + clip.width > viewport.width + 0.5 || clip.y + clip.height > viewport.height + 0.5 {
+        return Err(Error::invalid(format!(
+            "screenshot.region ({}, {}, {}x{}) reaches outside the {}x{} viewport: scroll it into view first, or take area \"full_page\"",
+            clip.x, clip.y, clip.width, clip.height, viewport.width, viewport.height
+        )));
+    }
+    let scale = f64::from(scale);
+    let x = (clip.x * scale).round() as u32;
+    let y = (clip.y * scale).round() as u32;
+    let width =
+        ((clip.width * scale).round() as u32).clamp(1, pixmap.width().saturating_sub(x).max(1));
+    let height =
+        ((clip.height * scale).round() as u32).clamp(1, pixmap.height().saturating_sub(y).max(1));
+    let rect = tiny_skia::IntRect::from_xywh(x as i32, y as i32, width, height)
+        .ok_or_else(|| Error::invalid("screenshot.region is empty"))?;
+    pixmap
+        .clone_rect(rect)
+        .ok_or_else(|| Error::invalid("screenshot.region lies outside the captured frame"))
 }
 
 /// What the page looks like right now: elements and scroll state, read in one
@@ -376,6 +413,9 @@ pub async fn compose(
     }
     if let Some((x, y)) = options.cursor {
         draw_cursor(&mut pixmap, x, y, scale);
+    }
+    if let Some(clip) = &options.clip {
+        pixmap = crop(&pixmap, clip, &layout.viewport, scale)?;
     }
     let markup_ms = markup_started.elapsed().as_secs_f64() * 1000.0;
 

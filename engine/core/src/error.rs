@@ -38,6 +38,9 @@ pub enum ErrorCode {
     StaleRef,
     /// A per-user session or tab limit is reached and nothing can be evicted.
     LimitReached,
+    /// What a client waited for (a navigation, an idle network, a download)
+    /// did not happen within its timeout.
+    WaitTimeout,
     /// An approval policy refused the operation.
     PolicyDenied,
     /// An approval policy wants a person to approve the operation first.
@@ -66,6 +69,7 @@ impl ErrorCode {
             | ErrorCode::SelectorNotFound => 404,
             ErrorCode::HumanMode | ErrorCode::StaleRef => 409,
             ErrorCode::LimitReached => 429,
+            ErrorCode::WaitTimeout => 408,
             ErrorCode::Unauthorized => 401,
             ErrorCode::Forbidden | ErrorCode::PolicyDenied | ErrorCode::ApprovalRequired => 403,
             ErrorCode::UnsupportedMediaType => 415,
@@ -90,6 +94,7 @@ impl ErrorCode {
             ErrorCode::SelectorNotFound => "SELECTOR_NOT_FOUND",
             ErrorCode::StaleRef => "STALE_REF",
             ErrorCode::LimitReached => "LIMIT_REACHED",
+            ErrorCode::WaitTimeout => "WAIT_TIMEOUT",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::NavigationFailed => "NAVIGATION_FAILED",
             ErrorCode::ElementNotVisible => "ELEMENT_NOT_VISIBLE",

@@ -12,6 +12,7 @@ pub mod error;
 pub mod events;
 pub mod ids;
 pub mod image;
+pub mod intercept;
 pub mod keys;
 pub mod navigator;
 pub mod network;

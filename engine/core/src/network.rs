@@ -38,6 +38,9 @@ pub struct NetworkCall {
     pub state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The interception rule that answered it, as `<rule id>:<action>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intercepted_by: Option<String>,
     #[serde(skip)]
     pub request_id: String,
     #[serde(skip)]
@@ -156,6 +159,7 @@ mod tests {
             timestamp_ms: n,
             state: "pending",
             error: None,
+            intercepted_by: None,
             request_id: format!("r{n}"),
             mime_type: String::new(),
         }

@@ -1,5 +1,6 @@
-//! Operation outputs as MCP content: screenshots become image blocks
-//! (before first), text answers plain text, the rest pretty JSON.
+//! Operation outputs as MCP content: the text first (plain text answers,
+//! the rest pretty JSON), as ABP's clients read `content[0].text`; then the
+//! screenshots as image blocks, before first.
 
 use base64::Engine as _;
 use rmcp::model::ContentBlock;
@@ -22,12 +23,17 @@ fn take_image(value: &mut Value, key: &str, content: &mut Vec<ContentBlock>) {
 
 pub fn content(output: Output, presentation: Presentation) -> Result<Vec<ContentBlock>> {
     let mut content = Vec::with_capacity(3);
+    let mut images = Vec::with_capacity(2);
     match output {
         Output::Envelope(envelope) => {
             let mut value =
                 serde_json::to_value(envelope).map_err(|e| Error::internal(e.to_string()))?;
-            take_image(&mut value, "screenshot_before", &mut content);
-            take_image(&mut value, "screenshot_after", &mut content);
+            // The after image again, for REST clients: once is enough here.
+            if let Some(fields) = value.as_object_mut() {
+                fields.remove("data");
+            }
+            take_image(&mut value, "screenshot_before", &mut images);
+            take_image(&mut value, "screenshot_after", &mut images);
             content.push(text_json(&value));
         }
         Output::Json(value) => match presentation {
@@ -36,7 +42,7 @@ pub fn content(output: Output, presentation: Presentation) -> Result<Vec<Content
             )),
             Presentation::Json => {
                 let mut value = value;
-                take_image(&mut value, "screenshot", &mut content);
+                take_image(&mut value, "screenshot", &mut images);
                 // A snapshot's tree reads best as plain text; the rest
                 // (url, refs, paging) as JSON.
                 if let Some(Value::String(text)) =
@@ -52,5 +58,6 @@ pub fn content(output: Output, presentation: Presentation) -> Result<Vec<Content
             mime,
         )),
     }
+    content.extend(images);
     Ok(content)
 }

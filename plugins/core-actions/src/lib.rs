@@ -1,10 +1,12 @@
-//! The built-in input actions: click, move, hover, scroll, type, fill and raw
-//! keyboard events, with the Agent Browser Protocol's params and results.
+//! The built-in input actions: click, move, hover, drag, raw mouse buttons,
+//! scroll, type, fill, insert, shortcuts and raw keyboard events, with the
+//! Agent Browser Protocol's params and results.
 //! Pointer actions take x/y or a target (`ref`, `selector` or `index`),
 //! which the host resolves to a point after scrolling it into view.
 
 use wabp_plugin_sdk::host::clock::sleep_ms;
 use wabp_plugin_sdk::host::{HostError, Modifiers, MouseButton, Target, input, page};
+use wabp_plugin_sdk::serde_json;
 use wabp_plugin_sdk::{ActionPlugin, ActionSpec, Context, Params, PluginError, Value, json, modifier_names, parse_modifiers};
 
 struct CoreActions;
@@ -12,6 +14,12 @@ struct CoreActions;
 /// Pause between keystrokes of `type`, so pages that debounce or autocomplete
 /// on input see separate events.
 const KEYSTROKE_GAP_MS: u32 = 2;
+/// Longest `hover` dwell.
+const MAX_HOVER_MS: u32 = 10_000;
+/// Most intermediate moves of a `drag`.
+const MAX_DRAG_STEPS: u32 = 100;
+/// Largest text `keyboard_insert` takes in one step.
+const MAX_INSERT_BYTES: usize = 1 << 20;
 
 fn coordinate(description: &str) -> Value {
     json!({ "type": "number", "minimum": 0, "description": description })
@@ -51,6 +59,48 @@ fn point_schema(what: &str) -> Value {
     })
 }
 
+fn button_schema() -> Value {
+    json!({ "type": "string", "enum": ["left", "right", "middle"], "default": "left" })
+}
+
+/// One end of a drag: `<end>_x`/`<end>_y`, or `<end>_ref`, `<end>_selector`, `<end>_index`.
+fn drag_end_properties(end: &str, properties: &mut serde_json::Map<String, Value>) {
+    properties.insert(format!("{end}_x"), coordinate(&format!("Viewport x of the drag's {end}, CSS pixels")));
+    properties.insert(format!("{end}_y"), coordinate(&format!("Viewport y of the drag's {end}, CSS pixels")));
+    properties.insert(format!("{end}_ref"), json!({ "type": "string", "pattern": "^(f[0-9]+)?e[0-9]+$", "description": format!("Element ref at the drag's {end} (its centre)") }));
+    properties.insert(format!("{end}_selector"), json!({ "type": "string", "minLength": 1, "description": format!("CSS selector of the element at the drag's {end} (its centre)") }));
+    properties.insert(format!("{end}_index"), json!({ "type": "integer", "minimum": 1, "description": format!("Element index (GET /state) at the drag's {end}") }));
+}
+
+fn drag_schema() -> Value {
+    let mut properties = serde_json::Map::new();
+    drag_end_properties("start", &mut properties);
+    drag_end_properties("end", &mut properties);
+    properties.insert("steps".into(), json!({ "type": "integer", "minimum": 1, "maximum": MAX_DRAG_STEPS, "default": 10, "description": "Pointer moves between press and release" }));
+    properties.insert("button".into(), button_schema());
+    properties.insert("modifiers".into(), modifiers_schema());
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": [],
+        "description": "Each end: x and y, or one of ref, selector, index"
+    })
+}
+
+fn mouse_button_schema(what: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": with_target(json!({
+            "x": coordinate(&format!("Viewport x of the {what}, CSS pixels (default: where the pointer is)")),
+            "y": coordinate(&format!("Viewport y of the {what}, CSS pixels (default: where the pointer is)")),
+            "button": button_schema(),
+            "modifiers": modifiers_schema()
+        })),
+        "required": [],
+        "description": "x and y, one of ref, selector, index, or nothing for the pointer's position"
+    })
+}
+
 fn key_schema() -> Value {
     json!({
         "type": "object",
@@ -82,7 +132,18 @@ impl ActionPlugin for CoreActions {
                 }),
             ),
             ActionSpec::new("move", "Moves the pointer to (x, y) or to an element's centre", point_schema("target")),
-            ActionSpec::new("hover", "Moves the pointer to (x, y) or to an element's centre and leaves it there", point_schema("target")),
+            ActionSpec::new("hover", "Moves the pointer to (x, y) or to an element's centre and leaves it there; with duration_ms the page runs that long with the pointer over it (a tooltip's delay)", {
+                let mut schema = point_schema("target");
+                schema["properties"]["duration_ms"] = json!({ "type": "integer", "minimum": 0, "maximum": MAX_HOVER_MS, "default": 0, "description": "How long the pointer stays before the action settles, ms" });
+                schema
+            }),
+            ActionSpec::new(
+                "drag",
+                "Presses a mouse button at the start, moves to the end in steps and releases it there: HTML5 drag and drop, sliders, pointer-driven boxes",
+                drag_schema(),
+            ),
+            ActionSpec::new("mouse_down", "Presses a mouse button (and keeps it down: later moves carry it)", mouse_button_schema("press")),
+            ActionSpec::new("mouse_up", "Releases a mouse button", mouse_button_schema("release")),
             ActionSpec::new(
                 "scroll",
                 "Turns the mouse wheel at (x, y), over an element, or at the viewport's centre; positive delta_y scrolls down, positive delta_x right",
@@ -116,21 +177,61 @@ impl ActionPlugin for CoreActions {
                     "description": "Give one of ref, selector, index, or none to fill the focused element"
                 }),
             ),
+            ActionSpec::new(
+                "keyboard_shortcut",
+                "Presses a key combination: the modifiers down in order, the last key pressed, the modifiers up (e.g. [\"Control\", \"a\"] selects all)",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "keys": {
+                            "type": "array",
+                            "items": { "type": "string", "minLength": 1 },
+                            "minItems": 1,
+                            "maxItems": 5,
+                            "description": "Modifiers first (Control, Shift, Alt, Meta, ControlOrMeta), then one key (DOM key value)"
+                        }
+                    },
+                    "required": ["keys"]
+                }),
+            ),
+            ActionSpec::new(
+                "keyboard_insert",
+                "Inserts text at the caret in one step, as an IME commit does (no key events; newlines included)",
+                json!({
+                    "type": "object",
+                    "properties": { "text": { "type": "string", "minLength": 1 } },
+                    "required": ["text"]
+                }),
+            ),
             ActionSpec::new("keyboard_press", "Presses and releases a key", key_schema()),
             ActionSpec::new("keyboard_down", "Presses a key and keeps it down", key_schema()),
             ActionSpec::new("keyboard_up", "Releases a key", key_schema()),
         ]
     }
 
-    fn run(name: &str, params: Value, _ctx: &Context) -> Result<Value, PluginError> {
+    fn run(name: &str, params: Value, ctx: &Context) -> Result<Value, PluginError> {
         let p = Params::new(params)?;
         match name {
             "click" => click(&p),
-            "move" | "hover" => {
+            "move" => {
                 let (x, y) = point_or_target(&p)?;
                 input::mouse_move(x, y)?;
-                let status = if name == "move" { "moved" } else { "hovered" };
-                Ok(json!({ "status": status, "x": number(x), "y": number(y) }))
+                Ok(json!({ "status": "moved", "x": number(x), "y": number(y) }))
+            }
+            "hover" => hover(&p),
+            "drag" => drag(&p),
+            "mouse_down" | "mouse_up" => mouse_button(name, &p, ctx),
+            "keyboard_shortcut" => shortcut(&p),
+            "keyboard_insert" => {
+                let text = p.required_str("text")?;
+                if text.is_empty() {
+                    return Err(PluginError::invalid("\"text\" must not be empty"));
+                }
+                if text.len() > MAX_INSERT_BYTES {
+                    return Err(PluginError::invalid(format!("\"text\" is {} bytes; at most {MAX_INSERT_BYTES} are inserted in one step", text.len())));
+                }
+                input::insert_text(text)?;
+                Ok(json!({ "status": "inserted", "length": text.chars().count() }))
             }
             "scroll" => scroll(&p),
             "type" => type_text(&p),
@@ -162,14 +263,135 @@ impl ActionPlugin for CoreActions {
     }
 }
 
+fn button(p: &Params) -> Result<MouseButton, PluginError> {
+    match p.optional_str("button")?.unwrap_or("left") {
+        "left" => Ok(MouseButton::Left),
+        "right" => Ok(MouseButton::Right),
+        "middle" => Ok(MouseButton::Middle),
+        other => Err(PluginError::invalid(format!("\"button\" must be \"left\", \"right\" or \"middle\", got \"{other}\""))),
+    }
+}
+
+fn hover(p: &Params) -> Result<Value, PluginError> {
+    let duration = p.optional_u32("duration_ms", 0).ok().filter(|d| *d <= MAX_HOVER_MS);
+    let duration = duration.ok_or_else(|| PluginError::invalid(format!("\"duration_ms\" must be an integer from 0 to {MAX_HOVER_MS}")))?;
+    let (x, y) = point_or_target(p)?;
+    input::mouse_move(x, y)?;
+    // The page runs meanwhile (virtual time follows), so hover effects with
+    // a delay show before the action settles.
+    if duration > 0 {
+        sleep_ms(duration);
+    }
+    Ok(json!({ "status": "hovered", "x": number(x), "y": number(y), "duration_ms": duration }))
+}
+
+/// One end of a drag, by coordinates or by element.
+fn drag_end(p: &Params, end: &str) -> Result<(f64, f64), PluginError> {
+    let field = |name: &str| format!("{end}_{name}");
+    let mut fields = serde_json::Map::new();
+    for name in ["x", "y", "ref", "selector", "index"] {
+        if let Some(v) = p.get(&field(name)) {
+            fields.insert(name.to_string(), v.clone());
+        }
+    }
+    if fields.is_empty() {
+        return Err(PluginError::invalid(format!("give the drag's {end}: {end}_x and {end}_y, or one of {end}_ref, {end}_selector, {end}_index")));
+    }
+    let end_params = Params::new(Value::Object(fields))?;
+    point_or_target(&end_params).map_err(|e| PluginError::new(e.code, format!("{end}: {}", e.message)))
+}
+
+fn drag(p: &Params) -> Result<Value, PluginError> {
+    let steps = p.optional_u32("steps", 10).ok().filter(|s| (1..=MAX_DRAG_STEPS).contains(s));
+    let steps = steps.ok_or_else(|| PluginError::invalid(format!("\"steps\" must be an integer from 1 to {MAX_DRAG_STEPS}")))?;
+    let button = button(p)?;
+    let modifiers = modifiers(p)?;
+    let (x0, y0) = drag_end(p, "start")?;
+    let (x1, y1) = drag_end(p, "end")?;
+    input::mouse_move(x0, y0)?;
+    input::mouse_down(x0, y0, button, 1, modifiers)?;
+    for i in 1..=steps {
+        let t = f64::from(i) / f64::from(steps);
+        input::mouse_move(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t)?;
+    }
+    input::mouse_up(x1, y1, button, 1, modifiers)?;
+    Ok(json!({
+        "status": "dragged",
+        "start": { "x": number(x0), "y": number(y0) },
+        "end": { "x": number(x1), "y": number(y1) },
+        "steps": steps
+    }))
+}
+
+/// `mouse_down` / `mouse_up` at a point, a target, or where the pointer is.
+fn mouse_button(name: &str, p: &Params, ctx: &Context) -> Result<Value, PluginError> {
+    let (x, y) = if p.get("x").is_none() && p.get("y").is_none() && target(p)?.is_none() {
+        (ctx.pointer_x, ctx.pointer_y)
+    } else {
+        point_or_target(p)?
+    };
+    let button = button(p)?;
+    let modifiers = modifiers(p)?;
+    input::mouse_move(x, y)?;
+    let status = if name == "mouse_down" {
+        input::mouse_down(x, y, button, 1, modifiers)?;
+        "mouse_down"
+    } else {
+        input::mouse_up(x, y, button, 1, modifiers)?;
+        "mouse_up"
+    };
+    Ok(json!({ "status": status, "x": number(x), "y": number(y) }))
+}
+
+/// The modifiers down in order (each with those before it held), the last
+/// key pressed with all of them, then the modifiers up in reverse.
+fn shortcut(p: &Params) -> Result<Value, PluginError> {
+    let keys = p.optional_str_list("keys")?;
+    let Some((key, held)) = keys.split_last() else {
+        return Err(PluginError::invalid("\"keys\" must list at least one key, e.g. [\"Control\", \"a\"]"));
+    };
+    if keys.len() > 5 {
+        return Err(PluginError::invalid("\"keys\" takes at most 4 modifiers and one key"));
+    }
+    let mut names = Vec::with_capacity(held.len());
+    let mut modifiers = Modifiers::empty();
+    for name in held {
+        let flag = parse_modifiers(std::slice::from_ref(name))
+            .map_err(|_| PluginError::invalid(format!("\"{name}\" is not a modifier; every key but the last must be one of Control, Shift, Alt, Meta, ControlOrMeta")))?;
+        let dom_key = if flag.contains(Modifiers::CONTROL) {
+            "Control"
+        } else if flag.contains(Modifiers::SHIFT) {
+            "Shift"
+        } else if flag.contains(Modifiers::ALT) {
+            "Alt"
+        } else {
+            "Meta"
+        };
+        modifiers |= flag;
+        input::key_down(dom_key, modifiers)?;
+        names.push(dom_key);
+    }
+    if key.is_empty() {
+        return Err(PluginError::invalid("a key in \"keys\" is empty"));
+    }
+    input::key_press(key, modifiers)?;
+    for dom_key in names.iter().rev() {
+        modifiers.remove(match *dom_key {
+            "Control" => Modifiers::CONTROL,
+            "Shift" => Modifiers::SHIFT,
+            "Alt" => Modifiers::ALT,
+            _ => Modifiers::META,
+        });
+        input::key_up(dom_key, modifiers)?;
+    }
+    let mut pressed: Vec<&str> = names;
+    pressed.push(key);
+    Ok(json!({ "status": "pressed", "keys": pressed }))
+}
+
 fn click(p: &Params) -> Result<Value, PluginError> {
     let (x, y) = point_or_target(p)?;
-    let button = match p.optional_str("button")?.unwrap_or("left") {
-        "left" => MouseButton::Left,
-        "right" => MouseButton::Right,
-        "middle" => MouseButton::Middle,
-        other => return Err(PluginError::invalid(format!("\"button\" must be \"left\", \"right\" or \"middle\", got \"{other}\""))),
-    };
+    let button = button(p)?;
     let clicks = p.optional_u32("click_count", 1).ok().filter(|n| (1..=3).contains(n));
     let clicks = clicks.ok_or_else(|| PluginError::invalid("\"click_count\" must be 1, 2 or 3"))?;
     let modifiers = modifiers(p)?;
@@ -321,6 +543,14 @@ mod tests {
             ("scroll", json!({"x": 1, "y": 1}), "delta_x or delta_y must be non-zero"),
             ("type", json!({}), "\"text\" is required and must be a string"),
             ("keyboard_press", json!({"key": ""}), "\"key\" must not be empty"),
+            ("hover", json!({"x": 1, "y": 1, "duration_ms": 10_001}), "\"duration_ms\" must be an integer from 0 to 10000"),
+            ("drag", json!({"end_x": 1, "end_y": 1}), "give the drag's start: start_x and start_y, or one of start_ref, start_selector, start_index"),
+            ("drag", json!({"start_x": 1, "start_y": 1, "end_x": 2}), "end: \"y\" is required and must be a number"),
+            ("drag", json!({"start_x": 1, "start_y": 1, "end_x": 2, "end_y": 2, "steps": 0}), "\"steps\" must be an integer from 1 to 100"),
+            ("keyboard_shortcut", json!({"keys": []}), "\"keys\" must list at least one key, e.g. [\"Control\", \"a\"]"),
+            ("keyboard_shortcut", json!({"keys": ["a", "b"]}), "\"a\" is not a modifier; every key but the last must be one of Control, Shift, Alt, Meta, ControlOrMeta"),
+            ("keyboard_insert", json!({"text": ""}), "\"text\" must not be empty"),
+            ("mouse_down", json!({"x": 1, "y": 1, "button": "back"}), "\"button\" must be \"left\", \"right\" or \"middle\", got \"back\""),
         ];
         for (name, params, message) in cases {
             let e = run(name, params);

@@ -116,7 +116,7 @@ fn kind(v: &Value) -> &'static str {
 pub use crate::bindings::action::wabp::plugin::types::Modifiers;
 
 #[cfg(feature = "action")]
-const MODIFIERS: [(&str, Modifiers); 14] = [
+const MODIFIERS: [(&str, Modifiers); 15] = [
     ("Shift", Modifiers::SHIFT),
     ("ShiftLeft", Modifiers::SHIFT),
     ("ShiftRight", Modifiers::SHIFT),
@@ -131,6 +131,8 @@ const MODIFIERS: [(&str, Modifiers); 14] = [
     ("MetaLeft", Modifiers::META),
     ("MetaRight", Modifiers::META),
     ("Cmd", Modifiers::META),
+    // The platform's command key; the browser runs on Linux.
+    ("ControlOrMeta", Modifiers::CONTROL),
 ];
 
 /// The modifier names [`parse_modifiers`] accepts, for params schemas.

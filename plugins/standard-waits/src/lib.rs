@@ -1,14 +1,16 @@
-//! The built-in wait heuristics: `immediate`, `time` and `action_complete`
-//! (the default after every action).
+//! The built-in wait heuristics: `immediate`, `time`, `action_complete`
+//! (the default after every action), `navigation` and `network_idle`.
 
 mod machine;
 
 use std::cell::RefCell;
 
-use machine::{ActionComplete, Event, Settings, Step, Wait};
+use machine::{ActionComplete, Event, NavigationLoad, NetworkIdle, Settings, Step, Wait};
 use wabp_plugin_sdk::{Decision, Params, PluginError, Signal, Value, WaitPlugin, WaitSpec, json};
 
 const MAX_DURATION_MS: u32 = 60_000;
+/// `network_idle`'s quiet window, as Playwright's `networkidle` counts it.
+const DEFAULT_IDLE_MS: u32 = 500;
 
 thread_local! {
     // The host runs one instance per wait, so one slot is enough.
@@ -44,6 +46,22 @@ impl WaitPlugin for StandardWaits {
                             "description": "Longest time in-flight same-site requests or a navigation may hold the wait" },
                         "settle_ms": { "type": "integer", "minimum": 0, "maximum": 10_000, "default": d.settle_ms,
                             "description": "Quiet time required after the last activity" }
+                    }
+                }),
+            ),
+            WaitSpec::new(
+                "navigation",
+                "Waits until a navigation of the page has started and loaded (only the timeout ends it otherwise)",
+                json!({ "type": "object" }),
+            ),
+            WaitSpec::new(
+                "network_idle",
+                "Waits until no request (streams aside) has been in flight for idle_ms",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "idle_ms": { "type": "integer", "minimum": 0, "maximum": 60_000, "default": DEFAULT_IDLE_MS,
+                            "description": "Quiet time required with nothing in flight" }
                     }
                 }),
             ),
@@ -92,6 +110,8 @@ fn new_wait(name: &str, p: &Params) -> Result<Wait, PluginError> {
                 settle_ms: ms("settle_ms", d.settle_ms, 10_000)?,
             })))
         }
+        "navigation" => Ok(Wait::Navigation(NavigationLoad::default())),
+        "network_idle" => Ok(Wait::NetworkIdle(NetworkIdle::new(ms("idle_ms", u64::from(DEFAULT_IDLE_MS), 60_000)?))),
         other => Err(PluginError::not_found(format!("standard-waits has no wait type \"{other}\""))),
     }
 }

@@ -64,6 +64,8 @@ pub enum Wait {
     Immediate,
     Time { duration_ms: u64 },
     ActionComplete(ActionComplete),
+    Navigation(NavigationLoad),
+    NetworkIdle(NetworkIdle),
 }
 
 impl Wait {
@@ -78,7 +80,92 @@ impl Wait {
             Wait::Time { duration_ms } if elapsed_ms >= *duration_ms => Step::Done("time_elapsed"),
             Wait::Time { duration_ms } => pending_until(*duration_ms, elapsed_ms),
             Wait::ActionComplete(wait) => wait.poll(events, elapsed_ms),
+            Wait::Navigation(wait) => wait.poll(events),
+            Wait::NetworkIdle(wait) => wait.poll(events, elapsed_ms),
         }
+    }
+}
+
+/// Waits for a navigation of the main frame to start and then load; only
+/// the host's timeout ends it otherwise.
+#[derive(Debug, Clone, Default)]
+pub struct NavigationLoad {
+    started: bool,
+    done: Option<&'static str>,
+}
+
+impl NavigationLoad {
+    fn poll(&mut self, events: impl IntoIterator<Item = Event>) -> Step {
+        if let Some(reason) = self.done {
+            return Step::Done(reason);
+        }
+        for event in events {
+            match event {
+                Event::NavigationStarted | Event::NavigationCommitted => self.started = true,
+                Event::Load if self.started => {
+                    self.done = Some("navigation_loaded");
+                    return Step::Done("navigation_loaded");
+                }
+                Event::DialogOpened => {
+                    self.done = Some("dialog");
+                    return Step::Done("dialog");
+                }
+                _ => {}
+            }
+        }
+        Step::Pending(MAX_PENDING_MS as u32)
+    }
+}
+
+/// Waits until no request (of any site; long-lived streams aside) has
+/// been in flight for `idle_ms`. Requests that began before the wait are
+/// not known to it.
+#[derive(Debug, Clone)]
+pub struct NetworkIdle {
+    idle_ms: u64,
+    in_flight: BTreeSet<String>,
+    idle_since_ms: u64,
+    done: Option<&'static str>,
+}
+
+impl NetworkIdle {
+    pub fn new(idle_ms: u64) -> Self {
+        NetworkIdle { idle_ms, in_flight: BTreeSet::new(), idle_since_ms: 0, done: None }
+    }
+
+    fn poll(&mut self, events: impl IntoIterator<Item = Event>, now: u64) -> Step {
+        if let Some(reason) = self.done {
+            return Step::Done(reason);
+        }
+        let was_idle = self.in_flight.is_empty();
+        for event in events {
+            match event {
+                Event::RequestStarted { id, resource_type, .. } if !ignored(&resource_type) => {
+                    self.in_flight.insert(id);
+                }
+                Event::RequestFinished(id) => {
+                    self.in_flight.remove(&id);
+                }
+                Event::DialogOpened => {
+                    self.done = Some("dialog");
+                    return Step::Done("dialog");
+                }
+                _ => {}
+            }
+        }
+        if !self.in_flight.is_empty() {
+            return Step::Pending(MAX_PENDING_MS as u32);
+        }
+        if !was_idle {
+            // Idle again from this poll on.
+            self.idle_since_ms = now;
+        }
+        let idle_at = self.idle_since_ms + self.idle_ms;
+        if now >= idle_at {
+            self.done = Some("network_idle");
+            return Step::Done("network_idle");
+        }
+        pending_until(idle_at, now)
     }
 }
 
@@ -170,6 +257,32 @@ mod tests {
 
     fn action_complete() -> Wait {
         Wait::ActionComplete(ActionComplete::new(Settings::default()))
+    }
+
+    #[test]
+    fn navigation_waits_for_a_load_after_a_navigation() {
+        let mut w = Wait::Navigation(NavigationLoad::default());
+        assert_eq!(w.begin(), Step::Pending(100));
+        assert_eq!(w.poll([Event::Load], 50), Step::Pending(100), "a load with no navigation before it");
+        assert_eq!(w.poll([Event::NavigationStarted], 100), Step::Pending(100));
+        assert_eq!(w.poll([Event::DomContentLoaded], 150), Step::Pending(100));
+        assert_eq!(w.poll([Event::Load], 200), Step::Done("navigation_loaded"));
+        assert_eq!(w.poll([], 300), Step::Done("navigation_loaded"));
+    }
+
+    #[test]
+    fn network_idle_waits_out_requests_and_the_idle_window() {
+        let mut w = Wait::NetworkIdle(NetworkIdle::new(500));
+        assert_eq!(w.begin(), Step::Pending(100));
+        assert_eq!(w.poll([start("a"), start("b")], 100), Step::Pending(100));
+        assert_eq!(w.poll([finish("a")], 300), Step::Pending(100));
+        assert_eq!(w.poll([finish("b")], 800), Step::Pending(100), "idle from 800");
+        assert_eq!(w.poll([], 1250), Step::Pending(50));
+        let socket = Event::RequestStarted { id: "ws".into(), resource_type: "WebSocket".into(), same_site: false };
+        assert_eq!(w.poll([socket], 1290), Step::Pending(10), "a stream never counts");
+        assert_eq!(w.poll([], 1300), Step::Done("network_idle"));
+        let mut quiet = Wait::NetworkIdle(NetworkIdle::new(500));
+        assert_eq!(quiet.poll([], 500), Step::Done("network_idle"));
     }
 
     #[test]

@@ -22,12 +22,17 @@ pub const BUILTIN_PATHS: &[(&str, &str)] = &[
     ("click", "/tabs/{tab_id}/click"),
     ("move", "/tabs/{tab_id}/move"),
     ("hover", "/tabs/{tab_id}/hover"),
+    ("drag", "/tabs/{tab_id}/drag"),
+    ("mouse_down", "/tabs/{tab_id}/mouse/down"),
+    ("mouse_up", "/tabs/{tab_id}/mouse/up"),
     ("scroll", "/tabs/{tab_id}/scroll"),
     ("type", "/tabs/{tab_id}/type"),
     ("fill", "/tabs/{tab_id}/fill"),
     ("keyboard_press", "/tabs/{tab_id}/keyboard/press"),
     ("keyboard_down", "/tabs/{tab_id}/keyboard/down"),
     ("keyboard_up", "/tabs/{tab_id}/keyboard/up"),
+    ("keyboard_shortcut", "/tabs/{tab_id}/keyboard/shortcut"),
+    ("keyboard_insert", "/tabs/{tab_id}/keyboard/insert"),
 ];
 
 /// Tool names that read better than `browser_<action>` for the built-ins.
@@ -36,6 +41,8 @@ const RENAMED: &[(&str, &str)] = &[
     ("keyboard_down", "browser_key_down"),
     ("keyboard_up", "browser_key_up"),
     ("move", "browser_move_mouse"),
+    ("keyboard_shortcut", "browser_press_shortcut"),
+    ("keyboard_insert", "browser_insert_text"),
 ];
 
 /// MCP tools outside the catalogue that actions must not shadow (BrowserLoop's

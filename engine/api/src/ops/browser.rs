@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use wabp_core::InputMode;
 
-use super::{Nothing, json};
+use super::{Nothing, TabRef, json};
 use crate::{Catalogue, Operation, Scope};
+use wabp_core::engine::browser_info::{BrowserInfo, WindowBounds, WindowInfo, WindowState};
 
 /// ABP's status envelope.
 #[derive(Serialize, JsonSchema)]
@@ -30,6 +31,31 @@ struct Shutdown {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct SetWindowBounds {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// Screen x of the window's left edge.
+    #[serde(default)]
+    x: Option<i64>,
+    /// Screen y of the window's top edge.
+    #[serde(default)]
+    y: Option<i64>,
+    /// Width in pixels (100 to 10000); headless, the viewport follows.
+    #[serde(default)]
+    width: Option<i64>,
+    /// Height in pixels (100 to 10000); headless, the viewport follows.
+    #[serde(default)]
+    height: Option<i64>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct SetWindowState {
+    #[serde(flatten)]
+    tab: TabRef,
+    state: WindowState,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct SetInputMode {
     /// `agent` (pages frozen between actions) or `human` (pages run, a person
     /// may use the window).
@@ -50,6 +76,56 @@ pub fn operations() -> Vec<Operation> {
         )
         .get("/browser/status")
         .answers::<Status>(),
+        Operation::new(
+            "browser_info",
+            "What the browser is: product, version, user agent, protocol version; the frame driver, site isolation, the engine's version and platform.",
+            |ctx, _: Nothing| async move { json(super::to_json(&ctx.engine.browser_info().await?)?) },
+        )
+        .get("/browser/info")
+        .tool("browser_info")
+        .answers::<BrowserInfo>(),
+        Operation::new(
+            "window",
+            "The window of a tab (default: the caller's active tab): x, y, width, height, state.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(super::to_json(&ctx.engine.window(&ctx.caller, &tab).await?)?)
+            },
+        )
+        .get("/window")
+        .answers::<WindowInfo>(),
+        Operation::new(
+            "set_window_bounds",
+            "Move or resize a tab's window (default: the caller's active tab); headless, the page's viewport takes the new size.",
+            |ctx, input: SetWindowBounds| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let bounds = WindowBounds {
+                    x: input.x,
+                    y: input.y,
+                    width: input.width,
+                    height: input.height,
+                };
+                json(super::to_json(
+                    &ctx.engine.set_window_bounds(&ctx.caller, &tab, bounds).await?,
+                )?)
+            },
+        )
+        .post("/window/bounds")
+        .answers::<WindowInfo>()
+        .scope(Scope::Admin),
+        Operation::new(
+            "set_window_state",
+            "Put a tab's window (default: the caller's active tab) in a state: normal, maximized, minimized or fullscreen.",
+            |ctx, input: SetWindowState| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                json(super::to_json(
+                    &ctx.engine.set_window_state(&ctx.caller, &tab, input.state).await?,
+                )?)
+            },
+        )
+        .post("/window/state")
+        .answers::<WindowInfo>()
+        .scope(Scope::Admin),
         Operation::new(
             "browser_shutdown",
             "Close the browser and stop the engine.",

@@ -4,6 +4,7 @@
 
 pub mod actions;
 mod browser;
+mod cookies;
 pub(crate) mod history;
 mod network;
 mod observe;
@@ -22,6 +23,7 @@ use crate::{Ctx, Operation, Output};
 pub fn fixed() -> Vec<Operation> {
     let mut all = Vec::new();
     all.extend(browser::operations());
+    all.extend(cookies::operations());
     all.extend(tabs::operations());
     all.extend(page::operations());
     all.extend(prompts::operations());
@@ -75,7 +77,8 @@ fn screenshot_schema(_: &mut SchemaGenerator) -> Schema {
         "type": "object",
         "description": "Before/after screenshots (WebP with element markup)",
         "properties": {
-            "area": {"type": "string", "enum": ["viewport", "none"], "description": "none: no screenshots"},
+            "area": {"type": "string", "enum": ["viewport", "full_page", "region", "none"], "description": "none: no screenshots; full_page: the whole scroll height (screenshot endpoint only, no markup); region: the box in `region`"},
+            "region": {"type": "object", "description": "for area \"region\": a box of the viewport in CSS pixels", "properties": {"x": {"type": "number", "minimum": 0}, "y": {"type": "number", "minimum": 0}, "width": {"type": "number", "minimum": 1}, "height": {"type": "number", "minimum": 1}}, "required": ["x", "y", "width", "height"]},
             "markup": {"type": "array", "items": {"type": "string"}, "description": "markup tags to draw (default: all)"},
             "disable_markup": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\"grid\"]"},
             "cursor": {"type": "boolean", "description": "draw the virtual cursor (default true)"},

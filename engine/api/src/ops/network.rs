@@ -27,6 +27,45 @@ fn narrowed(ctx: &Ctx, filter: NetworkFilter) -> NetworkFilter {
     }
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct NewInterceptRule {
+    /// A glob over the whole URL (`*` any run of characters, `?` one), e.g.
+    /// `*/api/*` or `https://*.tracker.example/*`.
+    #[serde(default)]
+    url_pattern: Option<String>,
+    /// Only this tab's requests (default: every tab of the caller's).
+    #[serde(default)]
+    tab_id: Option<String>,
+    /// `fulfill` (answer it: status, headers, body), `abort` (fail it as
+    /// blocked) or `continue` (let it go, with `headers` set on it).
+    #[serde(default)]
+    action: Option<wabp_core::intercept::InterceptAction>,
+    /// `fulfill`: the response status (default 200).
+    #[serde(default)]
+    status: Option<u16>,
+    /// `fulfill`: response headers; `continue`: request headers to set.
+    #[serde(default)]
+    headers: Option<std::collections::BTreeMap<String, String>>,
+    /// `fulfill`: the response body, as text.
+    #[serde(default)]
+    body: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct DeleteInterceptRules {
+    /// Only this rule.
+    #[serde(default)]
+    id: Option<String>,
+    /// Only the rules of this tab.
+    #[serde(default)]
+    tab_id: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct InterceptRules {
+    rules: Vec<wabp_core::intercept::InterceptRule>,
+}
+
 /// Saved calls.
 #[derive(Serialize, JsonSchema)]
 struct SavedCalls {
@@ -131,6 +170,62 @@ fn live(ctx: &Ctx, tab: &str) -> Result<Value> {
 
 pub fn operations() -> Vec<Operation> {
     vec![
+        Operation::new(
+            "network_intercept",
+            "Add a rule for the caller's requests whose URL matches url_pattern: fulfill them with a response, abort them, or continue them with headers set. Rules are tried in order; calls they answered carry intercepted_by.",
+            |ctx, input: NewInterceptRule| async move {
+                let url_pattern = input.url_pattern.ok_or_else(|| {
+                    Error::invalid("\"url_pattern\" is required (\"*\" matches every URL)")
+                })?;
+                let action = input.action.ok_or_else(|| {
+                    Error::invalid("\"action\" is required: fulfill, abort or continue")
+                })?;
+                let rule = ctx
+                    .engine
+                    .add_intercept_rule(
+                        &ctx.caller,
+                        wabp_core::engine::intercept::NewRule {
+                            url_pattern,
+                            tab_id: input.tab_id,
+                            action,
+                            status: input.status,
+                            headers: input.headers,
+                            body: input.body,
+                        },
+                    )
+                    .await?;
+                json(super::to_json(&rule)?)
+            },
+        )
+        .post("/network/intercept")
+        .created()
+        .answers::<wabp_core::intercept::InterceptRule>()
+        .tool("browser_network_intercept")
+        .scope(Scope::Act),
+        Operation::new(
+            "network_intercept_rules",
+            "The caller's interception rules, in the order they are tried, with how many requests each answered.",
+            |ctx, _: super::Nothing| async move {
+                json(super::to_json(&InterceptRules {
+                    rules: ctx.engine.intercept_rules(&ctx.caller),
+                })?)
+            },
+        )
+        .get("/network/intercept")
+        .answers::<InterceptRules>(),
+        Operation::new(
+            "network_intercept_clear",
+            "Remove the caller's interception rules: one by id, those of a tab, or all.",
+            |ctx, input: DeleteInterceptRules| async move {
+                let removed = ctx
+                    .engine
+                    .delete_intercept_rules(&ctx.caller, input.id.as_deref(), input.tab_id.as_deref())
+                    .await?;
+                json(json!({ "removed": removed }))
+            },
+        )
+        .delete("/network/intercept")
+        .scope(Scope::Act),
         Operation::new(
             "network",
             "The caller's saved network calls; each filter is a regex over that field.",

@@ -22,6 +22,51 @@ struct Wait {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct WaitNavigation {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// How long to wait for the page to navigate and load, ms (default
+    /// 30000, at most 300000).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "Option<u64>")]
+    timeout_ms: Option<u64>,
+    #[serde(flatten)]
+    options: Options,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct WaitNetworkIdle {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// How long to wait for the network to go idle, ms (default 30000, at
+    /// most 300000).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "Option<u64>")]
+    timeout_ms: Option<u64>,
+    /// Quiet time with no request in flight, ms (default 500, at most 60000).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "Option<u64>")]
+    idle_ms: Option<u64>,
+    #[serde(flatten)]
+    options: Options,
+}
+
+/// A wait's own `timeout_ms` into its options.
+fn with_timeout(options: Options, timeout_ms: Option<u64>) -> wabp_core::Result<ActionOptions> {
+    let mut options = options.resolve("immediate")?;
+    if let Some(timeout) = timeout_ms {
+        if timeout > wabp_core::action::MAX_TIMEOUT_MS {
+            return Err(Error::invalid(format!(
+                "\"timeout_ms\" must be at most {}",
+                wabp_core::action::MAX_TIMEOUT_MS
+            )));
+        }
+        options.wait_until.timeout_ms = timeout;
+    }
+    Ok(options)
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct ScreenshotAction {
     #[serde(flatten)]
     tab: TabRef,
@@ -42,6 +87,10 @@ struct ScreenshotImage {
     /// Draw the virtual cursor (default true).
     #[serde(default)]
     cursor: Option<bool>,
+    /// `viewport` (default) or `full_page` (the whole scroll height, no
+    /// markup).
+    #[serde(default)]
+    area: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -106,6 +155,50 @@ pub fn operations() -> Vec<Operation> {
         .post("/tabs/{tab_id}/wait")
         .tool("browser_wait")
         .scope(Scope::Act)
+        .answers_envelope(),
+        Operation::new(
+            "wait_navigation",
+            "Let the page run until a navigation it starts has loaded (a link a script follows, a form, a redirect); 408 WAIT_TIMEOUT at timeout_ms.",
+            |ctx, input: WaitNavigation| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let options = with_timeout(input.options, input.timeout_ms)?;
+                Ok(Output::Envelope(
+                    ctx.engine
+                        .wait_for(&ctx.caller, &tab, "navigation", serde_json::json!({}), &options)
+                        .await?,
+                ))
+            },
+        )
+        .post("/tabs/{tab_id}/wait/navigation")
+        .tool("browser_wait_for_navigation")
+        .scope(Scope::Act)
+        .answers_envelope(),
+        Operation::new(
+            "wait_network_idle",
+            "Let the page run until no request has been in flight for idle_ms (a single-page app done loading); 408 WAIT_TIMEOUT at timeout_ms.",
+            |ctx, input: WaitNetworkIdle| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let idle = input.idle_ms.unwrap_or(500);
+                if idle > 60_000 {
+                    return Err(Error::invalid("\"idle_ms\" must be at most 60000"));
+                }
+                let options = with_timeout(input.options, input.timeout_ms)?;
+                Ok(Output::Envelope(
+                    ctx.engine
+                        .wait_for(
+                            &ctx.caller,
+                            &tab,
+                            "network_idle",
+                            serde_json::json!({ "idle_ms": idle }),
+                            &options,
+                        )
+                        .await?,
+                ))
+            },
+        )
+        .post("/tabs/{tab_id}/wait/network-idle")
+        .tool("browser_wait_for_network_idle")
+        .scope(Scope::Act)
         .category(Category::Read)
         .answers_envelope(),
         Operation::new(
@@ -124,9 +217,18 @@ pub fn operations() -> Vec<Operation> {
         .answers_envelope(),
         Operation::new(
             "screenshot_image",
-            "The tab's viewport as a WebP image with markup, without an envelope.",
+            "The tab's viewport as a WebP image with markup (or, with area=full_page, the whole page), without an envelope.",
             |ctx, input: ScreenshotImage| async move {
                 let tab = input.tab.resolve(&ctx)?;
+                let full_page = match input.area.as_deref() {
+                    None | Some("viewport") => false,
+                    Some("full_page") => true,
+                    Some(other) => {
+                        return Err(Error::invalid(format!(
+                            "area must be \"viewport\" or \"full_page\", not {other:?} (a region: POST with screenshot.area \"region\")"
+                        )));
+                    }
+                };
                 let mut screenshot = json!({ "cursor": input.cursor.unwrap_or(true) });
                 if let Some(disabled) = &input.disable_markup {
                     screenshot["disable_markup"] = json!(tag_list(disabled));
@@ -139,7 +241,13 @@ pub fn operations() -> Vec<Operation> {
                 let tags = options.markup_tags(ctx.engine.registry.as_ref())?;
                 let shot = ctx
                     .engine
-                    .screenshot(&ctx.caller, &tab, tags, options.screenshot.cursor)
+                    .screenshot(
+                        &ctx.caller,
+                        &tab,
+                        tags,
+                        options.screenshot.cursor,
+                        full_page,
+                    )
                     .await?;
                 Ok(Output::Bytes {
                     mime: "image/webp",

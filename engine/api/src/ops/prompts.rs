@@ -7,7 +7,7 @@ use serde_json::Value;
 use wabp_core::downloads::DownloadState;
 use wabp_core::{Error, Result};
 
-use super::{TabRef, json, to_json};
+use super::{Nothing, TabRef, json, to_json};
 use crate::{Category, Ctx, Operation, Output, Scope};
 
 #[derive(Deserialize, JsonSchema)]
@@ -77,6 +77,49 @@ struct FileChooser {
     /// Cancel the chooser instead.
     #[serde(default)]
     cancel: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ConfigureFileChooser {
+    /// Files (absolute paths, under an upload folder) every file chooser of
+    /// the caller's tabs gets as it opens; a single-file chooser gets the
+    /// first.
+    #[serde(default)]
+    default_files: Option<Vec<String>>,
+    /// `true` (default when files are given) answers choosers as they open;
+    /// `false` leaves them pending again.
+    #[serde(default)]
+    auto_select: Option<bool>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct FileChooserConfig {
+    auto_select: bool,
+    /// The files choosers get, as absolute paths.
+    default_files: Vec<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct PendingFileChoosers {
+    file_choosers: Vec<wabp_core::events::FileChooser>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ConfigureDownloads {
+    /// Absolute folder the caller's finished downloads go to (created if
+    /// missing). Hosted, it must lie in the session's downloads folder.
+    #[serde(default)]
+    download_path: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct WaitDownload {
+    /// The download id (from `GET /downloads` or a `download_started` event).
+    id: String,
+    /// How long to wait for it to end, ms (default 30000, at most 300000).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "Option<u64>")]
+    timeout_ms: Option<u64>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -306,6 +349,42 @@ pub fn operations() -> Vec<Operation> {
         .scope(Scope::Act)
         .category(Category::Input),
         Operation::new(
+            "pending_file_choosers",
+            "The caller's file choosers waiting for an answer: id, tab, type, what they accept, whether they take several files.",
+            |ctx, _: Nothing| async move {
+                json(to_json(&PendingFileChoosers {
+                    file_choosers: ctx.engine.pending_file_choosers(&ctx.caller),
+                })?)
+            },
+        )
+        .get("/file-chooser/pending")
+        .answers::<PendingFileChoosers>(),
+        Operation::new(
+            "configure_file_chooser",
+            "Answer the caller's file choosers as they open with these files (a `file_chooser` event with pending false, then `file_selected`), or stop doing so.",
+            |ctx, input: ConfigureFileChooser| async move {
+                let auto = input
+                    .auto_select
+                    .unwrap_or(input.default_files.is_some());
+                if auto && input.default_files.is_none() {
+                    return Err(Error::invalid(
+                        "\"auto_select\": true needs \"default_files\"",
+                    ));
+                }
+                let files = ctx
+                    .engine
+                    .configure_file_chooser(&ctx.caller, input.default_files.filter(|_| auto))?;
+                json(to_json(&FileChooserConfig {
+                    auto_select: files.is_some(),
+                    default_files: files.unwrap_or_default(),
+                })?)
+            },
+        )
+        .post("/file-chooser/configure")
+        .answers::<FileChooserConfig>()
+        .scope(Scope::Act)
+        .category(Category::Input),
+        Operation::new(
             "select",
             "Answer a pending `<select>` popup (a `select_open` event's id) with option indices, or cancel it.",
             |ctx, input: Select| async move {
@@ -358,6 +437,42 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .get("/downloads/{id}"),
+        Operation::new(
+            "configure_downloads",
+            "Send the caller's finished downloads to a folder (created if missing).",
+            |ctx, input: ConfigureDownloads| async move {
+                let path = input.download_path.ok_or_else(|| {
+                    Error::invalid("\"download_path\" is required: an absolute folder")
+                })?;
+                let dir = ctx.engine.configure_downloads(&ctx.caller, &path)?;
+                json(serde_json::json!({ "success": true, "download_path": dir }))
+            },
+        )
+        .post("/downloads/configure")
+        .scope(Scope::Act),
+        Operation::new(
+            "wait_download",
+            "Wait for a download to end: its record (state completed, cancelled or failed), or at the timeout its record as it stands with timed_out true.",
+            |ctx, input: WaitDownload| async move {
+                let timeout = input.timeout_ms.unwrap_or(30_000);
+                if timeout > 300_000 {
+                    return Err(Error::invalid("\"timeout_ms\" must be at most 300000"));
+                }
+                let (download, timed_out) = ctx
+                    .engine
+                    .wait_download(
+                        &ctx.caller,
+                        &input.id,
+                        std::time::Duration::from_millis(timeout),
+                    )
+                    .await?;
+                let mut detail = download.detail();
+                detail["timed_out"] = serde_json::json!(timed_out);
+                json(detail)
+            },
+        )
+        .post("/downloads/{id}/wait")
+        .tool("browser_wait_for_download"),
         Operation::new(
             "cancel_download",
             "Cancel a download in progress.",

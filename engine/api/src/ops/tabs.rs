@@ -41,6 +41,35 @@ struct Navigate {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct Pin {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// `true` (default) pins it, `false` unpins it.
+    #[serde(default)]
+    pinned: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Mute {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// `true` (default) mutes its media elements, `false` gives their sound back.
+    #[serde(default)]
+    muted: Option<bool>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Reorder {
+    #[serde(flatten)]
+    tab: TabRef,
+    /// Its new place in the caller's tab list, from 0 (kept among the
+    /// pinned tabs if it is pinned, after them if not).
+    #[serde(default, deserialize_with = "crate::input::whole")]
+    #[schemars(with = "u64")]
+    index: Option<u64>,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct TabAction {
     #[serde(flatten)]
     tab: TabRef,
@@ -111,6 +140,62 @@ pub fn operations() -> Vec<Operation> {
         .post("/tabs/{tab_id}/activate")
         .answers::<answers::Activated>()
         .tool("browser_activate_tab")
+        .scope(Scope::Act),
+        Operation::new(
+            "pin_tab",
+            "Pin or unpin a tab: pinned tabs lead the caller's tab list.",
+            |ctx, input: Pin| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let pinned = input.pinned.unwrap_or(true);
+                json(super::to_json(&ctx.engine.pin_tab(&ctx.caller, &tab, pinned).await?)?)
+            },
+        )
+        .post("/tabs/{tab_id}/pin")
+        .answers::<answers::TabPlace>()
+        .tool("browser_pin_tab")
+        .scope(Scope::Act),
+        Operation::new(
+            "mute_tab",
+            "Mute or unmute a tab: its audio and video elements play silently, in this page and the ones after.",
+            |ctx, input: Mute| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let muted = input.muted.unwrap_or(true);
+                json(super::to_json(&ctx.engine.mute_tab(&ctx.caller, &tab, muted).await?)?)
+            },
+        )
+        .post("/tabs/{tab_id}/mute")
+        .answers::<answers::TabPlace>()
+        .tool("browser_mute_tab")
+        .scope(Scope::Act),
+        Operation::new(
+            "duplicate_tab",
+            "Open a copy of a tab: a new tab of the same user at the same URL, right after it, made active.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                json(super::to_json(&ctx.engine.duplicate_tab(&ctx.caller, &tab).await?)?)
+            },
+        )
+        .post("/tabs/{tab_id}/duplicate")
+        .created()
+        .answers::<answers::CreatedTab>()
+        .tool("browser_duplicate_tab")
+        .scope(Scope::Act)
+        .category(Category::Navigation),
+        Operation::new(
+            "reorder_tab",
+            "Move a tab to another place in the caller's tab list.",
+            |ctx, input: Reorder| async move {
+                let tab = input.tab.resolve(&ctx)?;
+                let index = input.index.ok_or_else(|| {
+                    wabp_core::Error::invalid("\"index\" is required: the tab's new place, from 0")
+                })?;
+                let index = usize::try_from(index).unwrap_or(usize::MAX);
+                json(super::to_json(&ctx.engine.reorder_tab(&ctx.caller, &tab, index).await?)?)
+            },
+        )
+        .post("/tabs/{tab_id}/reorder")
+        .answers::<answers::TabPlace>()
+        .tool("browser_reorder_tab")
         .scope(Scope::Act),
         Operation::new(
             "stop_tab",

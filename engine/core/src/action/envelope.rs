@@ -16,6 +16,12 @@ pub struct ScrollState {
     pub page_height: f64,
     pub viewport_width: f64,
     pub viewport_height: f64,
+    /// `viewport_width` again, in device-independent pixels, as ABP's own
+    /// server names it.
+    #[serde(rename = "viewportWidth")]
+    pub viewport_width_dip: f64,
+    #[serde(rename = "viewportHeight")]
+    pub viewport_height_dip: f64,
 }
 
 impl From<&ViewportInfo> for ScrollState {
@@ -37,6 +43,8 @@ impl From<&ViewportInfo> for ScrollState {
             page_height: v.page_height,
             viewport_width: v.width,
             viewport_height: v.height,
+            viewport_width_dip: v.width,
+            viewport_height_dip: v.height,
         }
     }
 }
@@ -91,6 +99,10 @@ pub struct Envelope {
     /// The history record of this action (wabp addition).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action_id: Option<String>,
+    /// `POST /screenshot` only: the after image again, base64, at the top
+    /// level as ABP's own server answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
     /// Why the page stopped answering during the action: the engine
     /// repairs the tab and adds `tab_recovered` to the events.
     #[serde(skip)]

@@ -239,7 +239,11 @@ async fn execute<T: ActionTab>(
     dispatch: Dispatch<T>,
 ) -> Result<Envelope> {
     let markup = options.markup_tags(registry)?;
-    let capture = options.screenshot.area == ScreenshotArea::Viewport;
+    let capture = options.screenshot.area != ScreenshotArea::None;
+    let clip = match &options.screenshot.area {
+        ScreenshotArea::Region(clip) => Some(*clip),
+        _ => None,
+    };
     let wait = registry
         .wait(&options.wait_until.wait_type)
         .ok_or_else(|| {
@@ -272,6 +276,7 @@ async fn execute<T: ActionTab>(
     let mut parts = TimingParts::default();
     let mut capture_timing = CaptureTiming::default();
     let capture_options = |tab: &T| CaptureOptions {
+        clip,
         markup: markup.clone(),
         cursor: if options.screenshot.cursor {
             tab.pointer()
@@ -499,6 +504,7 @@ async fn execute<T: ActionTab>(
         scroll: ScrollState::from(&viewport),
         network,
         action_id: None,
+        data: None,
         page_failure: None,
         events,
         timing: Timing {
@@ -542,6 +548,7 @@ fn failed_envelope(failed: FailedAction<'_>) -> Envelope {
         scroll: ScrollState::from(&failed.viewport),
         network: None,
         action_id: None,
+        data: None,
         page_failure: Some(failed.cause),
         events,
         timing: failed.timing,

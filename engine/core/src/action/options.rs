@@ -22,6 +22,10 @@ pub struct WaitUntil {
 pub enum ScreenshotArea {
     None,
     Viewport,
+    /// The whole scroll height and width (the screenshot endpoint only).
+    FullPage,
+    /// A box of the viewport, in CSS pixels.
+    Region(crate::capture::Clip),
 }
 
 #[derive(Debug, Clone)]
@@ -55,6 +59,35 @@ pub const OPTION_KEYS: &[&str] = &[
     "action_params",
     "userId",
 ];
+
+/// `screenshot.region`: `{x, y, width, height}` in CSS pixels of the
+/// viewport.
+fn region(value: Option<&Value>) -> Result<crate::capture::Clip> {
+    let Some(Value::Object(r)) = value else {
+        return Err(Error::invalid(
+            "screenshot.area \"region\" needs screenshot.region: {x, y, width, height} in CSS pixels",
+        ));
+    };
+    let field = |name: &str, min: f64| -> Result<f64> {
+        match r.get(name).and_then(Value::as_f64) {
+            Some(v)
+                if v.is_finite() && v >= min && v <= f64::from(crate::capture::MAX_IMAGE_SIDE) =>
+            {
+                Ok(v)
+            }
+            _ => Err(Error::invalid(format!(
+                "screenshot.region.{name} must be a number from {min} to {}",
+                crate::capture::MAX_IMAGE_SIDE
+            ))),
+        }
+    };
+    Ok(crate::capture::Clip {
+        x: field("x", 0.0)?,
+        y: field("y", 0.0)?,
+        width: field("width", 1.0)?,
+        height: field("height", 1.0)?,
+    })
+}
 
 fn string_list(value: &Value, field: &str) -> Result<Vec<String>> {
     match value {
@@ -113,12 +146,21 @@ impl ActionOptions {
         let area = match shot.get("area").and_then(Value::as_str) {
             None | Some("viewport") => ScreenshotArea::Viewport,
             Some("none") => ScreenshotArea::None,
+            Some("full_page") => ScreenshotArea::FullPage,
+            Some("region") => ScreenshotArea::Region(region(shot.get("region"))?),
             Some(other) => {
                 return Err(Error::invalid(format!(
-                    "screenshot.area must be \"viewport\" or \"none\", not {other:?}"
+                    "screenshot.area must be \"viewport\", \"full_page\", \"region\" or \"none\", not {other:?}"
                 )));
             }
         };
+        if shot.get("region").is_some_and(|r| !r.is_null())
+            && !matches!(area, ScreenshotArea::Region(_))
+        {
+            return Err(Error::invalid(
+                "screenshot.region is for screenshot.area \"region\"",
+            ));
+        }
         let cursor = match shot.get("cursor") {
             None | Some(Value::Null) => true,
             Some(Value::Bool(b)) => *b,

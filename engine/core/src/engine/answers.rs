@@ -19,6 +19,18 @@ pub struct TabInfo {
     pub url: String,
     pub title: String,
     pub loading: bool,
+    pub pinned: bool,
+    pub muted: bool,
+}
+
+/// A tab's place and flags in the caller's tab list, after a change.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TabPlace {
+    pub tab_id: String,
+    /// Its place in the caller's tab list (`GET /tabs`).
+    pub index: usize,
+    pub pinned: bool,
+    pub muted: bool,
 }
 
 /// A tab brought to the front and made the caller's active tab.

@@ -1,5 +1,5 @@
-//! The caller's downloads: listing, one, cancelling. (Recording them is the
-//! browser-wide listener's, in `mod.rs`.)
+//! The caller's downloads: listing, one, waiting, cancelling, where they
+//! go. (Recording them is the browser-wide listener's, in `mod.rs`.)
 
 use super::*;
 
@@ -72,5 +72,71 @@ impl Engine {
             d.end_time = Some(now_ms());
         }
         Ok(json!({ "success": true, "message": "Download cancelled" }))
+    }
+
+    /// Where `user`'s finished downloads go.
+    pub(crate) fn download_dir_of(&self, user: Option<&str>) -> PathBuf {
+        self.download_dirs
+            .lock()
+            .unwrap()
+            .get(&user.map(str::to_string))
+            .cloned()
+            .unwrap_or_else(|| self.downloads_dir())
+    }
+
+    /// Sends the caller's finished downloads to `path` (created if missing).
+    /// Hosted (tokens, or off loopback) it must lie in the session's
+    /// `downloads/` folder, as uploads keep to theirs.
+    pub fn configure_downloads(&self, caller: &Caller, path: &str) -> Result<PathBuf> {
+        let dir = std::path::Path::new(path);
+        if !dir.is_absolute() {
+            return Err(Error::invalid(format!(
+                "\"download_path\" must be an absolute path, got {path:?}"
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::invalid(format!("\"download_path\" {path:?} can't be created: {e}"))
+        })?;
+        let canonical = std::fs::canonicalize(dir)
+            .map_err(|e| Error::invalid(format!("\"download_path\" {path:?}: {e}")))?;
+        if !self.config.uploads.anywhere {
+            let root = std::fs::canonicalize(self.downloads_dir())
+                .unwrap_or_else(|_| self.downloads_dir());
+            if !canonical.starts_with(&root) {
+                return Err(Error::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "downloads may go only to folders in {}",
+                        self.downloads_dir().display()
+                    ),
+                ));
+            }
+        }
+        self.download_dirs
+            .lock()
+            .unwrap()
+            .insert(caller.user_id().map(str::to_string), canonical.clone());
+        Ok(canonical)
+    }
+
+    /// Waits (at most `timeout`) for one of the caller's downloads to end;
+    /// its record either way, and whether the wait ran out.
+    pub async fn wait_download(
+        &self,
+        caller: &Caller,
+        id: &str,
+        timeout: std::time::Duration,
+    ) -> Result<(Download, bool)> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let download = self.download(caller, id)?;
+            if download.state != DownloadState::InProgress {
+                return Ok((download, false));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok((download, true));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 }

@@ -4,14 +4,18 @@
 //! in a context of their own), `observe` (snapshots and browser-use state).
 
 pub mod answers;
+pub mod browser_info;
+pub mod cookies;
 mod downloads;
 mod fence;
+pub mod intercept;
 mod network;
 pub mod observe;
 pub mod oneshot;
 mod prompts;
 mod repair;
 mod restart;
+mod tab_list;
 pub mod users;
 
 pub use network::CurlRequest;
@@ -31,13 +35,14 @@ use chromiumoxide::cdp::browser_protocol::browser::{
     CancelDownloadParams, DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin,
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
-use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
 use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed};
 use futures::StreamExt;
 
 use crate::action::record::ActionLog;
-use crate::action::{ActionKind, ActionOptions, Envelope, NavigationHint, ScrollSource};
+use crate::action::{
+    ActionKind, ActionOptions, Envelope, NavigationHint, ScreenshotArea, ScrollSource,
+};
 use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
 use crate::caller::Caller;
 use crate::capture::{CaptureOptions, Screenshot};
@@ -131,6 +136,10 @@ pub struct TabSummary {
     pub url: String,
     pub title: String,
     pub active: bool,
+    /// Pinned tabs lead the list.
+    pub pinned: bool,
+    /// Its media elements play silently.
+    pub muted: bool,
 }
 
 enum Lifecycle {
@@ -167,6 +176,14 @@ pub struct Engine {
     /// Each user's active tab (keyed by user id: `None` for requests without one).
     active_tabs: StdMutex<std::collections::HashMap<Option<String>, String>>,
     input_mode: StdMutex<InputMode>,
+    /// Every user's interception rules, shared with the tabs.
+    intercept_rules: Arc<StdMutex<Vec<crate::intercept::InterceptRule>>>,
+    /// Where each user's finished downloads go (`POST /downloads/configure`),
+    /// by user id; the session's `downloads/` otherwise.
+    download_dirs: StdMutex<std::collections::HashMap<Option<String>, PathBuf>>,
+    /// Files each user's file choosers get as they open
+    /// (`POST /file-chooser/configure`), by user id.
+    chooser_defaults: StdMutex<std::collections::HashMap<Option<String>, Vec<String>>>,
 }
 
 impl Engine {
@@ -188,6 +205,9 @@ impl Engine {
             repairs: tokio::sync::Mutex::new(()),
             restarts: Default::default(),
             active_tabs: StdMutex::new(Default::default()),
+            chooser_defaults: StdMutex::new(Default::default()),
+            download_dirs: StdMutex::new(Default::default()),
+            intercept_rules: Default::default(),
             input_mode: StdMutex::new(InputMode::Agent),
         })
     }
@@ -458,6 +478,15 @@ impl Engine {
         };
         let tab = Tab::attach(id, page, kind, opener, navigator).await?;
         tab.set_owner(user.map(str::to_string));
+        let defaults = self
+            .chooser_defaults
+            .lock()
+            .unwrap()
+            .get(&user.map(str::to_string))
+            .cloned();
+        tab.set_chooser_defaults(defaults);
+        tab.set_intercept_rules(self.intercept_rules.clone());
+        tab.sync_interception().await?;
         tab.set_extra_schemes(self.config.extra_schemes.clone());
         // Frozen and loaded before anyone can reach it.
         if self.config.pause {
@@ -837,8 +866,14 @@ impl Engine {
                         .clone()
                         .map(PathBuf::from)
                         .unwrap_or_else(|| self.downloads_dir().join(&d.guid));
-                    let done = unique_path(&self.downloads_dir(), &d.filename);
-                    match std::fs::rename(&in_flight, &done) {
+                    let done =
+                        unique_path(&self.download_dir_of(d.user_id.as_deref()), &d.filename);
+                    // A folder on another file system takes a copy.
+                    let moved = std::fs::rename(&in_flight, &done).or_else(|_| {
+                        std::fs::copy(&in_flight, &done)
+                            .and_then(|_| std::fs::remove_file(&in_flight))
+                    });
+                    match moved {
                         Ok(()) => d.path = done.display().to_string(),
                         Err(err) => {
                             tracing::warn!(download = %d.id, "could not rename the download: {err}");
@@ -898,6 +933,8 @@ impl Engine {
             let (url, title) = tab.session.info().await.unwrap_or_default();
             out.push(TabSummary {
                 active: active.as_deref() == Some(tab.id.as_str()),
+                pinned: tab.pinned(),
+                muted: tab.muted(),
                 id: tab.id.clone(),
                 url,
                 title,
@@ -919,6 +956,8 @@ impl Engine {
             url,
             title,
             loading: tab.is_loading(),
+            pinned: tab.pinned(),
+            muted: tab.muted(),
         })
     }
 
@@ -1024,6 +1063,11 @@ impl Engine {
         dispatch: Dispatch,
     ) -> Result<Envelope> {
         self.ensure_agent_mode()?;
+        if options.screenshot.area == ScreenshotArea::FullPage && kind.name != "screenshot" {
+            return Err(Error::invalid(
+                "screenshot.area \"full_page\" is for the screenshot endpoint (POST or GET /tabs/{id}/screenshot); actions capture the viewport or a region of it",
+            ));
+        }
         let tab = self.live_tab(caller, tab_id).await?;
         let log = self.action_log.read().unwrap().clone();
         let outcome = crate::action::run(
@@ -1216,6 +1260,43 @@ impl Engine {
             .await
     }
 
+    /// `POST /wait/navigation` and `/wait/network-idle`: lets the page run
+    /// until `wait_type` (`navigation`, `network_idle`) is met; an error
+    /// (408) at `timeout_ms` saying what did not happen.
+    pub async fn wait_for(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        wait_type: &str,
+        params: Value,
+        options: &ActionOptions,
+    ) -> Result<Envelope> {
+        let mut options = options.clone();
+        options.wait_until.wait_type = wait_type.into();
+        let mut params = params;
+        params["type"] = json!(wait_type);
+        options.wait_until.params = params.clone();
+        let timeout = options.wait_until.timeout_ms;
+        let dispatch: Dispatch =
+            Box::new(move |_tab| Box::pin(async move { Ok(json!({ "status": "waited" })) }));
+        let kind = ActionKind::new(&format!("wait_{wait_type}"), params);
+        let envelope = self
+            .run_action(caller, tab_id, &options, kind, dispatch)
+            .await?;
+        if envelope.timing.wait_reason == "timeout" {
+            let what = match wait_type {
+                "navigation" => "no navigation of the page loaded",
+                "network_idle" => "the network did not go idle",
+                _ => "the wait was not met",
+            };
+            return Err(Error::new(
+                ErrorCode::WaitTimeout,
+                format!("{what} within {timeout} ms"),
+            ));
+        }
+        Ok(envelope)
+    }
+
     /// `POST /screenshot`: an envelope with nothing dispatched.
     pub async fn screenshot_action(
         &self,
@@ -1226,8 +1307,55 @@ impl Engine {
         let dispatch: Dispatch =
             Box::new(|_tab| Box::pin(async { Ok(json!({ "status": "captured" })) }));
         let kind = ActionKind::new("screenshot", json!({}));
-        self.run_action(caller, tab_id, options, kind, dispatch)
+        let mut envelope = self
+            .run_action(caller, tab_id, options, kind, dispatch)
+            .await?;
+        if options.screenshot.area == ScreenshotArea::FullPage {
+            // The action captured the viewport; the answer is the page.
+            let tab = self.live_tab(caller, tab_id).await?;
+            let _turn = tab.turn(TURN_LIMIT).await?;
+            envelope.screenshot_after = Some(self.full_page(&tab).await?);
+        }
+        envelope.data = envelope.screenshot_after.as_ref().map(|shot| {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(shot.data.as_slice())
+        });
+        Ok(envelope)
+    }
+
+    /// The whole page as one WebP, no markup; its size bounded by WebP's.
+    async fn full_page(&self, tab: &Arc<Tab>) -> Result<Screenshot> {
+        let value = tab
+            .session
+            .evaluate_isolated(crate::viewport::VIEWPORT_JS)
+            .await?;
+        let viewport = crate::viewport::parse_viewport(&value);
+        let scale = viewport.device_scale_factor.clamp(1.0, 4.0);
+        let limit = f64::from(crate::capture::MAX_IMAGE_SIDE);
+        if viewport.page_height * scale > limit || viewport.page_width * scale > limit {
+            return Err(Error::invalid(format!(
+                "the page is {}x{} CSS pixels; a full-page screenshot is at most {} pixels a side: take regions of it instead",
+                viewport.page_width,
+                viewport.page_height,
+                (limit / scale).floor()
+            )));
+        }
+        let pixmap = tab.driver().capture_full_page(&viewport).await?;
+        let (width, height) = (pixmap.width(), pixmap.height());
+        let data = tokio::task::spawn_blocking(move || crate::capture::encode_webp(&pixmap))
             .await
+            .map_err(|e| Error::internal(format!("encoder task: {e}")))??;
+        Ok(Screenshot {
+            data: Arc::new(data),
+            width,
+            height,
+            virtual_time_ms: tab
+                .driver()
+                .page_time()
+                .await
+                .unwrap_or_else(|| crate::clock::page_clock(&value)),
+            format: "webp",
+        })
     }
 
     /// `GET /screenshot`: one capture, no envelope. Read-only.
@@ -1237,8 +1365,13 @@ impl Engine {
         tab_id: &str,
         markup: Vec<String>,
         cursor: bool,
+        full_page: bool,
     ) -> Result<Screenshot> {
         let tab = self.live_tab(caller, tab_id).await?;
+        if full_page {
+            let _turn = tab.turn(TURN_LIMIT).await?;
+            return self.full_page(&tab).await;
+        }
         if tab.pending_dialog().is_some() {
             if let Some(frame) = tab.last_frame() {
                 return Ok(frame.image);
@@ -1255,7 +1388,11 @@ impl Engine {
             &tab.driver(),
             &tab.refs(),
             self.registry.as_ref(),
-            &CaptureOptions { markup, cursor },
+            &CaptureOptions {
+                markup,
+                cursor,
+                clip: None,
+            },
         )
         .await?;
         Ok(shot)

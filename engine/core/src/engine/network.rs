@@ -97,6 +97,7 @@ impl Engine {
                 timestamp_ms: started as i64,
                 state: "completed",
                 error: None,
+                intercepted_by: None,
                 request_id: String::new(),
                 mime_type: String::new(),
             };

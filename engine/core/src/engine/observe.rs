@@ -140,6 +140,7 @@ impl Engine {
                 &CaptureOptions {
                     markup,
                     cursor: None,
+                    clip: None,
                 },
             )
             .await?;

@@ -156,53 +156,11 @@ impl Engine {
                 files.len()
             )));
         }
-        let mut absolute = Vec::with_capacity(files.len());
-        for file in &files {
-            self.check_upload_root(caller, file)?;
-            let path = std::path::Path::new(file);
-            let meta = std::fs::metadata(path).map_err(|_| {
-                Error::new(
-                    ErrorCode::FileNotFound,
-                    format!("file {file} does not exist"),
-                )
-            })?;
-            if !meta.is_file() || std::fs::File::open(path).is_err() {
-                return Err(Error::new(
-                    ErrorCode::FileNotReadable,
-                    format!("file {file} exists but cannot be read"),
-                ));
-            }
-            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-            // The history, screenshots and browser profile (cookies) of every
-            // user live there; downloads may go back up.
-            let inside = |dir: &std::path::Path| {
-                std::fs::canonicalize(dir).is_ok_and(|dir| canonical.starts_with(dir))
-            };
-            if inside(&self.config.session_dir)
-                && !inside(&self.downloads_dir())
-                && !inside(&self.uploads_dir())
-            {
-                return Err(Error::invalid(format!(
-                    "file {file} is in the engine's session folder, whose files can't be uploaded"
-                )));
-            }
-            absolute.push(canonical.display().to_string());
-        }
-        let mut params = SetFileInputFilesParams::new(absolute.clone());
-        params.backend_node_id = chooser.backend_node_id;
-        match &chooser.session {
-            // The input is in an out-of-process frame: set them there.
-            Some(session) => {
-                let params =
-                    serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
-                tab.session
-                    .raw_on(Some(session), "DOM.setFileInputFiles", params)
-                    .await?;
-            }
-            None => {
-                tab.session.execute(params).await?;
-            }
-        }
+        let absolute = files
+            .iter()
+            .map(|file| self.uploadable_file(caller, file))
+            .collect::<Result<Vec<_>>>()?;
+        tab.set_chooser_files(&chooser, absolute.clone()).await?;
         tab.remove_file_chooser(chooser_id);
         tab.set_last_frame(None);
         let event = report_event(
@@ -216,6 +174,89 @@ impl Engine {
         )
         .await;
         Ok(json!({ "success": true, "events": [event] }))
+    }
+
+    /// The absolute path of a file `caller` may upload: under an upload
+    /// root, a readable file, not in the session folder's private parts.
+    pub(crate) fn uploadable_file(&self, caller: &Caller, file: &str) -> Result<String> {
+        self.check_upload_root(caller, file)?;
+        let path = std::path::Path::new(file);
+        let meta = std::fs::metadata(path).map_err(|_| {
+            Error::new(
+                ErrorCode::FileNotFound,
+                format!("file {file} does not exist"),
+            )
+        })?;
+        if !meta.is_file() || std::fs::File::open(path).is_err() {
+            return Err(Error::new(
+                ErrorCode::FileNotReadable,
+                format!("file {file} exists but cannot be read"),
+            ));
+        }
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        // The history, screenshots and browser profile (cookies) of every
+        // user live there; downloads may go back up.
+        let inside = |dir: &std::path::Path| {
+            std::fs::canonicalize(dir).is_ok_and(|dir| canonical.starts_with(dir))
+        };
+        if inside(&self.config.session_dir)
+            && !inside(&self.downloads_dir())
+            && !inside(&self.uploads_dir())
+        {
+            return Err(Error::invalid(format!(
+                "file {file} is in the engine's session folder, whose files can't be uploaded"
+            )));
+        }
+        Ok(canonical.display().to_string())
+    }
+
+    /// The caller's file choosers waiting for an answer, in every tab.
+    pub fn pending_file_choosers(&self, caller: &Caller) -> Vec<events::FileChooser> {
+        self.tabs
+            .read()
+            .unwrap()
+            .iter()
+            .filter(|t| caller.owns(t.owner().as_deref()))
+            .flat_map(|t| t.pending_file_choosers())
+            .collect()
+    }
+
+    /// Files the caller's file choosers get as they open (`None`: they stay
+    /// pending); checked now like an answer's, for this user's tabs and the
+    /// ones it opens later.
+    pub fn configure_file_chooser(
+        &self,
+        caller: &Caller,
+        default_files: Option<Vec<String>>,
+    ) -> Result<Option<Vec<String>>> {
+        let files = match default_files {
+            Some(files) if files.is_empty() => {
+                return Err(Error::invalid(
+                    "\"default_files\" must list at least one path when \"auto_select\" is true",
+                ));
+            }
+            Some(files) => Some(
+                files
+                    .iter()
+                    .map(|file| self.uploadable_file(caller, file))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            None => None,
+        };
+        let user = caller.user_id().map(str::to_string);
+        {
+            let mut defaults = self.chooser_defaults.lock().unwrap();
+            match &files {
+                Some(files) => defaults.insert(user, files.clone()),
+                None => defaults.remove(&user),
+            };
+        }
+        for tab in self.tabs.read().unwrap().iter() {
+            if caller.owns(tab.owner().as_deref()) {
+                tab.set_chooser_defaults(files.clone());
+            }
+        }
+        Ok(files)
     }
 
     /// 403 unless `file` lies under an upload root, saying nothing of

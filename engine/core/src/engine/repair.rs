@@ -81,6 +81,12 @@ impl Engine {
                 }
             }
         }
+        fresh.set_pinned(tab.pinned());
+        if tab.muted()
+            && let Err(e) = fresh.set_muted(true).await
+        {
+            tracing::warn!(tab = %tab.id, "the repaired tab could not be muted again: {}", e.message);
+        }
         // Whatever still waits on the broken page stops waiting; the browser
         // closes it (a hung renderer is killed with it).
         tab.session.mark_closed();

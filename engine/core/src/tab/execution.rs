@@ -46,6 +46,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
 use crate::image::decode_png;
+use crate::plugin::ViewportInfo;
 use crate::viewport::{VIEWPORT_JS, parse_viewport};
 
 use super::frames::{ClockTask, DriverKind, Frames};
@@ -515,6 +516,79 @@ impl FrameDriver {
         };
         self.frames.remember_frame(&pixels, frozen);
         Ok(pixels)
+    }
+
+    /// The whole page, `viewport` giving its size and where it is
+    /// scrolled: the compositor draws beyond the viewport itself; under
+    /// begin-frame control the viewport is stretched to the page for one
+    /// frame, then put back (scroll position included). Not remembered as
+    /// the tab's last frame.
+    pub async fn capture_full_page(&self, viewport: &ViewportInfo) -> Result<Pixmap> {
+        let (width, height) = (viewport.page_width.ceil(), viewport.page_height.ceil());
+        let kind = self.frames.execution.lock().await.kind;
+        if kind != DriverKind::Deterministic {
+            let params = CaptureScreenshotParams {
+                format: Some(CaptureScreenshotFormat::Png),
+                optimize_for_speed: Some(true),
+                capture_beyond_viewport: Some(true),
+                clip: Some(chromiumoxide::cdp::browser_protocol::page::Viewport {
+                    x: 0.0,
+                    y: 0.0,
+                    width,
+                    height,
+                    scale: 1.0,
+                }),
+                ..Default::default()
+            };
+            let shot = self
+                .session
+                .execute_within(params, COMPOSITOR_CAPTURE_LIMIT * 2)
+                .await?;
+            return decode_base64_png(AsRef::<str>::as_ref(&shot.result.data));
+        }
+        let metrics = |w: f64, h: f64| {
+            json!({
+                "width": w as i64,
+                "height": h as i64,
+                "deviceScaleFactor": viewport.device_scale_factor,
+                "mobile": false,
+            })
+        };
+        self.session
+            .raw(
+                "Emulation.setDeviceMetricsOverride",
+                metrics(viewport.width, height),
+            )
+            .await?;
+        let params = BeginFrameParams::builder()
+            .interval(FRAME_INTERVAL_MS)
+            .screenshot(ScreenshotParams {
+                format: Some(ScreenshotParamsFormat::Png),
+                quality: None,
+                optimize_for_speed: Some(true),
+            })
+            .build();
+        let frame = self.begin_frame(params, Duration::from_secs(10)).await;
+        // Put back whatever the frame did.
+        let restored = self
+            .session
+            .raw(
+                "Emulation.setDeviceMetricsOverride",
+                metrics(viewport.width, viewport.height),
+            )
+            .await;
+        let _ = self
+            .session
+            .evaluate_isolated(&format!(
+                "scrollTo({}, {}), 0",
+                viewport.scroll_x, viewport.scroll_y
+            ))
+            .await;
+        restored?;
+        match frame?.screenshot_data {
+            Some(data) => decode_base64_png(AsRef::<str>::as_ref(&data)),
+            None => Err(Error::internal("the full-page frame came back empty")),
+        }
     }
 
     async fn begin_frame_capture(&self) -> Result<Pixmap> {

@@ -59,6 +59,8 @@ pub struct FrameTargets {
     tab_setup: Mutex<(Vec<(&'static str, Value)>, Vec<String>)>,
     /// The tasks following the page's session and each frame target's.
     followers: Mutex<Vec<JoinHandle<()>>>,
+    /// The page's requests are paused for interception rules: so are theirs.
+    intercepting: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for FrameTargets {
@@ -89,6 +91,7 @@ impl FrameTargets {
             forward: Mutex::new(None),
             tab_setup: Mutex::new((Vec::new(), Vec::new())),
             followers: Mutex::new(Vec::new()),
+            intercepting: Default::default(),
         });
         targets.follow_page().await?;
         Ok(targets)
@@ -236,6 +239,18 @@ impl FrameTargets {
         futures::future::join_all(sends).await;
     }
 
+    /// Pauses (or stops pausing) the frame targets' requests, those there
+    /// are and those to come, as the page's are for interception rules.
+    pub async fn set_interception(&self, on: bool) {
+        self.intercepting
+            .store(on, std::sync::atomic::Ordering::SeqCst);
+        if on {
+            self.mirror("Fetch.enable", fetch_patterns()).await;
+        } else {
+            self.mirror("Fetch.disable", json!({})).await;
+        }
+    }
+
     /// The script documents of every frame target start with, from now on
     /// (replacing the last one), in the targets there are and those to come.
     pub async fn set_new_document_script(&self, source: String) {
@@ -346,6 +361,7 @@ impl FrameTargets {
                 }
             }
             _ if method.starts_with("Network.")
+                || method == "Fetch.requestPaused"
                 || method == "Runtime.bindingCalled"
                 || method == "Page.fileChooserOpened" =>
             {
@@ -387,6 +403,9 @@ impl FrameTargets {
             let mut commands = vec![("Page.enable", json!({})), ("Network.enable", json!({}))];
             commands.extend(self.tab_setup.lock().unwrap().0.clone());
             commands.extend(self.setup.lock().unwrap().clone());
+            if self.intercepting.load(std::sync::atomic::Ordering::SeqCst) {
+                commands.push(("Fetch.enable", fetch_patterns()));
+            }
             self.send_each(&session, commands).await;
             let script = self.new_document_script.lock().unwrap().clone();
             if let Some(source) = script {
@@ -448,4 +467,9 @@ impl FrameTargets {
             keep
         });
     }
+}
+
+/// Every request, paused before it leaves.
+fn fetch_patterns() -> Value {
+    json!({ "patterns": [{ "urlPattern": "*", "requestStage": "Request" }] })
 }

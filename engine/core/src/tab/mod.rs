@@ -39,6 +39,7 @@ pub mod execution;
 pub mod frame_targets;
 pub mod frames;
 mod host;
+pub mod intercept;
 pub mod network;
 pub mod observation;
 pub mod prompts;
@@ -68,6 +69,10 @@ use network::NetworkCapture;
 #[derive(Debug, Default)]
 struct TabState {
     pointer: Option<(f64, f64)>,
+    /// Mouse buttons pressed and not yet released (DOM `buttons` bits: 1
+    /// left, 2 right, 4 middle): a move carries them, so a drag, a slider or
+    /// a text selection made over several actions sees the button held.
+    buttons_held: i64,
     url: String,
     loading: bool,
     /// Why the main frame's next navigation happens (anchorClick, reload, ...).
@@ -76,6 +81,14 @@ struct TabState {
     last_window_open: Option<Vec<String>>,
     /// The `userId` whose browser context holds this tab.
     owner: Option<String>,
+    /// Shown as pinned in the tab list (kept at its front).
+    pinned: bool,
+    /// The mute script's id while the tab is muted.
+    mute_script: Option<String>,
+    /// Files a file chooser gets as it opens (checked when configured).
+    chooser_defaults: Option<Vec<String>>,
+    /// The Fetch domain pauses this tab's requests (a rule may apply).
+    intercepting: bool,
     /// `--allow-scheme`: what `navigate_to` accepts besides the web's schemes.
     extra_schemes: Vec<String>,
     /// The main frame's document requests in flight, by request id: a
@@ -114,6 +127,8 @@ pub struct Tab {
     /// Popups this tab opened that are still being attached: the action
     /// that opened them waits (bounded) for their `popup` events.
     popups_adopting: tokio::sync::watch::Sender<usize>,
+    /// The engine's interception rules (see `intercept.rs`).
+    intercept_rules: StdMutex<Option<Arc<StdMutex<Vec<crate::intercept::InterceptRule>>>>>,
 }
 
 /// A popup of `opener` being attached; dropping it says it is done.
@@ -191,6 +206,7 @@ impl Tab {
             noted: StdMutex::new(Vec::new()),
             navigator,
             popups_adopting: tokio::sync::watch::Sender::new(0),
+            intercept_rules: StdMutex::new(None),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -349,6 +365,16 @@ impl Tab {
             p.event_listener::<EventBindingCalled>()
                 .await?
                 .map(|e| RawEvent::BindingCalled(e, None))
+                .boxed(),
+            p.event_listener::<chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused>()
+                .await?
+                .filter_map(|e| {
+                    let params = serde_json::to_value(&*e).unwrap_or_default();
+                    futures::future::ready(
+                        intercept::PausedRequest::from_params(&params, None)
+                            .map(RawEvent::RequestPaused),
+                    )
+                })
                 .boxed(),
             p.event_listener::<EventWindowOpen>()
                 .await?
@@ -516,6 +542,12 @@ impl Tab {
                 self.frames.set_budget_outstanding(false);
                 None
             }
+            RawEvent::RequestPaused(paused) => {
+                if let Some(tab) = self.self_ref.upgrade() {
+                    tokio::spawn(async move { tab.answer_paused(paused).await });
+                }
+                None
+            }
             RawEvent::WindowOpen(e) => {
                 state.last_window_open = Some(e.window_features.clone());
                 None
@@ -529,6 +561,7 @@ impl Tab {
                         FileChooserOpenedMode::SelectMultiple => "open_multiple",
                     },
                     session,
+                    accepts: Value::Null,
                 };
                 self.prompts.file_chooser_opened(chooser.clone());
                 // The accept list needs a round trip to the page.
@@ -652,6 +685,48 @@ impl Tab {
 
     pub fn owner(&self) -> Option<String> {
         self.state.lock().unwrap().owner.clone()
+    }
+
+    pub fn pinned(&self) -> bool {
+        self.state.lock().unwrap().pinned
+    }
+
+    pub fn set_pinned(&self, pinned: bool) {
+        self.state.lock().unwrap().pinned = pinned;
+    }
+
+    pub fn muted(&self) -> bool {
+        self.state.lock().unwrap().mute_script.is_some()
+    }
+
+    /// Mutes or unmutes the page's media elements: CDP has no audio switch
+    /// for a tab, so a script forces `muted` on every `<audio>`/`<video>`
+    /// (in the document or not) as it plays or changes volume, in this
+    /// document and every one after, and gives back only what it muted.
+    pub async fn set_muted(&self, muted: bool) -> Result<()> {
+        let previous = self.state.lock().unwrap().mute_script.take();
+        if let Some(identifier) = previous {
+            self.session
+                .execute(
+                    chromiumoxide::cdp::browser_protocol::page::RemoveScriptToEvaluateOnNewDocumentParams::new(
+                        identifier,
+                    ),
+                )
+                .await?;
+        }
+        if muted {
+            let added = self
+                .session
+                .execute(AddScriptToEvaluateOnNewDocumentParams::new(format!(
+                    "({MUTE_JS})(true)"
+                )))
+                .await?;
+            self.state.lock().unwrap().mute_script = Some(added.result.identifier.inner().clone());
+        }
+        self.session
+            .evaluate_json(&format!("({MUTE_JS})({muted}), null"))
+            .await?;
+        Ok(())
     }
 
     pub fn set_owner(&self, owner: Option<String>) {
@@ -835,16 +910,98 @@ impl Tab {
                     .to_string();
             }
         }
+        let accepts = accepts_from_attribute(&accept);
+        self.prompts
+            .set_file_chooser_accepts(&chooser.id, accepts.clone());
+        let defaults = self.state.lock().unwrap().chooser_defaults.clone();
+        let auto = match defaults {
+            // Only an input takes files; one that takes one gets the first.
+            Some(mut files) if chooser.backend_node_id.is_some() => {
+                if chooser.chooser_type == "open" {
+                    files.truncate(1);
+                }
+                match self.set_chooser_files(&chooser, files.clone()).await {
+                    Ok(()) => Some(files),
+                    Err(e) => {
+                        tracing::warn!(tab = %self.id, "the configured files could not be set: {}", e.message);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        if auto.is_some() {
+            self.prompts.remove_file_chooser(&chooser.id);
+        }
         self.emit(TabSignal::Event(crate::events::TabEvent::FileChooser(
-            crate::events::FileChooser {
-                id: chooser.id.clone(),
-                tab_id: self.id.clone(),
-                multiple: chooser.chooser_type == "open_multiple",
-                chooser_type: chooser.chooser_type.to_string(),
-                accepts: accepts_from_attribute(&accept),
-                pending: true,
-            },
+            self.file_chooser_event(&chooser, accepts, auto.is_none()),
         )));
+        if let Some(files) = auto {
+            self.emit(TabSignal::Event(crate::events::TabEvent::FileSelected(
+                crate::events::FileSelected {
+                    id: chooser.id.clone(),
+                    tab_id: self.id.clone(),
+                    chooser_type: chooser.chooser_type.to_string(),
+                    files,
+                },
+            )));
+        }
+    }
+
+    fn file_chooser_event(
+        &self,
+        chooser: &PendingFileChooser,
+        accepts: Value,
+        pending: bool,
+    ) -> crate::events::FileChooser {
+        crate::events::FileChooser {
+            id: chooser.id.clone(),
+            tab_id: self.id.clone(),
+            multiple: chooser.chooser_type == "open_multiple",
+            chooser_type: chooser.chooser_type.to_string(),
+            accepts,
+            pending,
+        }
+    }
+
+    /// The file choosers waiting for an answer, as their events told them.
+    pub fn pending_file_choosers(&self) -> Vec<crate::events::FileChooser> {
+        self.prompts
+            .file_choosers()
+            .iter()
+            .map(|c| self.file_chooser_event(c, c.accepts.clone(), true))
+            .collect()
+    }
+
+    /// Files choosers get as they open, from now on (`None`: they wait).
+    pub fn set_chooser_defaults(&self, files: Option<Vec<String>>) {
+        self.state.lock().unwrap().chooser_defaults = files;
+    }
+
+    /// Sets `files` (absolute, checked) on the chooser's input, in the
+    /// renderer that holds it.
+    pub async fn set_chooser_files(
+        &self,
+        chooser: &PendingFileChooser,
+        files: Vec<String>,
+    ) -> Result<()> {
+        let mut params =
+            chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams::new(files);
+        params.backend_node_id = chooser.backend_node_id;
+        match &chooser.session {
+            // The input is in an out-of-process frame: set them there.
+            Some(session) => {
+                let params =
+                    serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
+                self.session
+                    .raw_on(Some(session), "DOM.setFileInputFiles", params)
+                    .await?;
+            }
+            None => {
+                self.session.execute(params).await?;
+            }
+        }
+        Ok(())
     }
 
     pub fn pending_file_chooser(&self, id: &str) -> Option<PendingFileChooser> {
@@ -873,16 +1030,29 @@ impl Tab {
         modifiers: Modifiers,
     ) -> Result<()> {
         check_point(x, y)?;
-        let (cdp_button, buttons) = match button {
-            MouseButton::None => (CdpMouseButton::None, 0),
-            MouseButton::Left => (CdpMouseButton::Left, 1),
-            MouseButton::Right => (CdpMouseButton::Right, 2),
-            MouseButton::Middle => (CdpMouseButton::Middle, 4),
-        };
-        let buttons = if kind == DispatchMouseEventType::MouseReleased {
-            0
-        } else {
-            buttons
+        let (cdp_button, buttons) = {
+            let mut state = self.state.lock().unwrap();
+            let bit = button_bit(button);
+            match kind {
+                DispatchMouseEventType::MousePressed => state.buttons_held |= bit,
+                DispatchMouseEventType::MouseReleased => state.buttons_held &= !bit,
+                _ => {}
+            }
+            let held = state.buttons_held;
+            // A move names the first button held, as a browser reports it.
+            let cdp_button = if kind == DispatchMouseEventType::MouseMoved {
+                [
+                    (1, CdpMouseButton::Left),
+                    (2, CdpMouseButton::Right),
+                    (4, CdpMouseButton::Middle),
+                ]
+                .into_iter()
+                .find(|(b, _)| held & b != 0)
+                .map_or(CdpMouseButton::None, |(_, cdp)| cdp)
+            } else {
+                cdp_button_of(button)
+            };
+            (cdp_button, held)
         };
         let params = DispatchMouseEventParams::builder()
             .r#type(kind)
@@ -1134,6 +1304,8 @@ enum RawEvent {
     /// the page's), where its body is to be asked for.
     RequestDone(String, Option<String>),
     RequestFailed(Arc<EventLoadingFailed>),
+    /// Held by the Fetch domain for the interception rules.
+    RequestPaused(intercept::PausedRequest),
     ResponseReceived(Arc<EventResponseReceived>),
     Requested(Arc<EventFrameRequestedNavigation>),
     StartedLoading(String),
@@ -1224,6 +1396,9 @@ impl RawEvent {
             "Network.responseReceived" => {
                 RawEvent::ResponseReceived(Arc::new(serde_json::from_value(params).ok()?))
             }
+            "Fetch.requestPaused" => RawEvent::RequestPaused(
+                intercept::PausedRequest::from_params(&params, Some(session))?,
+            ),
             "Page.fileChooserOpened" => RawEvent::FileChooserOpened(
                 Arc::new(serde_json::from_value(params).ok()?),
                 Some(session),
@@ -1237,10 +1412,52 @@ impl RawEvent {
     }
 }
 
+/// A button's bit in the DOM's `buttons` mask.
+fn button_bit(button: MouseButton) -> i64 {
+    match button {
+        MouseButton::None => 0,
+        MouseButton::Left => 1,
+        MouseButton::Right => 2,
+        MouseButton::Middle => 4,
+    }
+}
+
+fn cdp_button_of(button: MouseButton) -> CdpMouseButton {
+    match button {
+        MouseButton::None => CdpMouseButton::None,
+        MouseButton::Left => CdpMouseButton::Left,
+        MouseButton::Right => CdpMouseButton::Right,
+        MouseButton::Middle => CdpMouseButton::Middle,
+    }
+}
+
 /// `prefix_` + 12 hex digits, unique enough within one engine.
 pub fn short_id(prefix: &str) -> String {
     crate::ids::random_id(prefix)
 }
+
+/// Page-side: keeps media elements muted while the tab is (see
+/// [`Tab::set_muted`]); called with `true` or `false`.
+const MUTE_JS: &str = r#"(muted) => {
+  const key = Symbol.for('wabp.muted');
+  if (!window[key]) {
+    const state = { on: false, ours: new WeakSet() };
+    Object.defineProperty(window, key, { value: state });
+    state.mute = (el) => {
+      if (state.on && el instanceof HTMLMediaElement && !el.muted) { el.muted = true; state.ours.add(el); }
+    };
+    const play = HTMLMediaElement.prototype.play;
+    HTMLMediaElement.prototype.play = function () { state.mute(this); return play.apply(this, arguments); };
+    addEventListener('play', (e) => state.mute(e.target), true);
+    addEventListener('volumechange', (e) => state.mute(e.target), true);
+  }
+  const state = window[key];
+  state.on = muted;
+  for (const el of document.querySelectorAll('audio, video')) {
+    if (muted) state.mute(el);
+    else if (state.ours.has(el)) { el.muted = false; state.ours.delete(el); }
+  }
+}"#;
 
 /// The binding the page-side `<select>` interceptor calls.
 const SELECT_BINDING: &str = "__wabpSelectOpen";

@@ -21,6 +21,9 @@ use crate::network::{NetworkBuffer, NetworkCall, header_map, limit_body, wants_b
 pub struct NetworkCapture {
     buffer: Mutex<NetworkBuffer>,
     bodies_in_flight: AtomicUsize,
+    /// Interception labels of requests paused before the capture saw them
+    /// leave, by network request id.
+    intercepted_early: Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl NetworkCapture {
@@ -86,9 +89,32 @@ impl NetworkCapture {
             timestamp_ms: now_ms_i64(),
             state: "pending",
             error: None,
+            intercepted_by: self
+                .intercepted_early
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(e.request_id.inner()),
             request_id: e.request_id.inner().clone(),
             mime_type: String::new(),
         });
+    }
+
+    /// An interception rule answered the request `request_id` (its network
+    /// id); `label` says which and how.
+    pub fn intercepted(&self, request_id: &str, label: String) {
+        if let Some(call) = self.buffer().by_request(request_id) {
+            call.intercepted_by = Some(label);
+            return;
+        }
+        let mut early = self
+            .intercepted_early
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // Bounded: a label whose request never shows is dropped.
+        if early.len() > 1000 {
+            early.clear();
+        }
+        early.insert(request_id.to_string(), label);
     }
 
     pub fn response_received(&self, e: &EventResponseReceived) {
@@ -192,6 +218,7 @@ mod tests {
             timestamp_ms: now_ms_i64(),
             state: "pending",
             error: None,
+            intercepted_by: None,
             request_id: request_id.into(),
             mime_type: mime.into(),
         });

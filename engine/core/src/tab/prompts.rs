@@ -20,6 +20,8 @@ pub struct PendingFileChooser {
     /// The frame target whose renderer holds the input (`None`: the
     /// page's): the files are set there.
     pub session: Option<String>,
+    /// What the input accepts, once read from the page.
+    pub accepts: serde_json::Value,
 }
 
 /// Where a page-side interceptor ran: the frame's script context, and the
@@ -171,6 +173,16 @@ impl Prompts {
             .cloned()
     }
 
+    pub fn file_choosers(&self) -> Vec<PendingFileChooser> {
+        self.pending().file_choosers.clone()
+    }
+
+    pub fn set_file_chooser_accepts(&self, id: &str, accepts: serde_json::Value) {
+        if let Some(chooser) = self.pending().file_choosers.iter_mut().find(|c| c.id == id) {
+            chooser.accepts = accepts;
+        }
+    }
+
     pub fn remove_file_chooser(&self, id: &str) {
         self.pending().file_choosers.retain(|c| c.id != id);
     }
@@ -242,6 +254,7 @@ mod tests {
             backend_node_id: None,
             chooser_type: "open",
             session: None,
+            accepts: serde_json::Value::Null,
         });
         prompts.dialog_opened(PendingDialog {
             dialog_type: "alert".into(),

@@ -274,6 +274,20 @@ impl PageSession {
         self.raw_within(method, params, COMMAND_BOUND).await
     }
 
+    /// A raw command sent even while a dialog is open (answers to paused
+    /// requests must go out whatever the page is doing), bounded by `limit`.
+    pub async fn raw_regardless(
+        &self,
+        method: &'static str,
+        params: Value,
+        limit: Duration,
+    ) -> Result<Value> {
+        Ok(self
+            .execute_within(RawCommand::new(method, params), limit)
+            .await?
+            .result)
+    }
+
     /// [`PageSession::raw`], bounded by `limit`.
     pub async fn raw_within(
         &self,
