@@ -291,6 +291,7 @@ async fn start_site() -> String {
             .route("/markup", get(|| async { Html(pages::MARKUP) }))
             .route("/timer", get(|| async { Html(pages::TIMER) }))
             .route("/input-lab", get(|| async { Html(pages::INPUT_LAB) }))
+            .route("/surface", get(|| async { Html(pages::SURFACE) }))
             .route("/events", get(|| async { Html(pages::EVENTS) }))
             .route("/closer", get(|| async { Html(pages::CLOSER) }))
             .route("/api-page", get(|| async { Html(pages::API) }))

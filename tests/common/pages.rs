@@ -70,6 +70,22 @@ tipBtn.addEventListener('mouseenter', () => { tipTimer = setTimeout(() => { docu
 tipBtn.addEventListener('mouseleave', () => { clearTimeout(tipTimer); document.getElementById('tip').style.display = 'none'; });
 </script></body></html>"#;
 
+/// A 6,000 px page with a red band on top and a blue one at the bottom, a
+/// green square, a button that navigates 300 ms after its click, one that
+/// loads two slow requests 200 ms after its click, and a video.
+pub const SURFACE: &str = r#"<!doctype html><html><head><title>Surface</title><style>
+body { margin: 0; height: 6000px; background: #fff; }
+#top { position: absolute; left: 0; top: 0; width: 100%; height: 100px; background: rgb(255, 0, 0); }
+#bottom { position: absolute; left: 0; top: 5900px; width: 100%; height: 100px; background: rgb(0, 0, 255); }
+#green { position: absolute; left: 400px; top: 150px; width: 60px; height: 60px; background: rgb(0, 255, 0); }
+button { position: absolute; left: 20px; width: 200px; height: 40px; }
+</style></head><body>
+<div id="top"></div><div id="bottom"></div><div id="green"></div>
+<button id="later" style="top: 150px" onclick="setTimeout(() => { location.href = '/second'; }, 300)">navigate later</button>
+<button id="load" style="top: 200px" onclick="setTimeout(() => Promise.all([fetch('/api/slow?ms=300'), fetch('/api/slow?ms=600')]).then(() => { document.title = 'loaded'; }), 200)">load later</button>
+<video id="video" style="position: absolute; left: 20px; top: 260px; width: 10px; height: 10px"></video>
+</body></html>"#;
+
 pub const SECOND: &str = r#"<!doctype html><html><head><title>Second</title></head><body><h1>Second page</h1><p class="note">Hello from the second page</p></body></html>"#;
 
 pub const DIALOG: &str = r#"<!doctype html><html><head><title>Dialogs</title></head><body>

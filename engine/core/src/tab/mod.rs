@@ -1450,6 +1450,14 @@ const MUTE_JS: &str = r#"(muted) => {
     HTMLMediaElement.prototype.play = function () { state.mute(this); return play.apply(this, arguments); };
     addEventListener('play', (e) => state.mute(e.target), true);
     addEventListener('volumechange', (e) => state.mute(e.target), true);
+    // Elements as they arrive, so they read as muted before they play.
+    new MutationObserver((records) => {
+      if (!state.on) return;
+      for (const r of records) for (const n of r.addedNodes) {
+        if (n instanceof HTMLMediaElement) state.mute(n);
+        else if (n.querySelectorAll) n.querySelectorAll('audio, video').forEach(state.mute);
+      }
+    }).observe(document, { childList: true, subtree: true });
   }
   const state = window[key];
   state.on = muted;
