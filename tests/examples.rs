@@ -83,6 +83,31 @@ fn site() -> &'static str {
             .route("/form.html", get(|| async { Html(FORM_PAGE) }))
             .route("/links.html", get(|| async { Html(LINKS_PAGE) }))
             .route("/buttons.html", get(|| async { Html(BUTTONS_PAGE) }))
+            .route("/tracked.html", get(|| async { Html(TRACKED_PAGE) }))
+            .route(
+                "/analytics/tag.js",
+                get(|| async {
+                    (
+                        [(header::CONTENT_TYPE, "text/javascript")],
+                        "window.tracked = true;",
+                    )
+                }),
+            )
+            .route(
+                "/analytics/collect",
+                get(|| async { ([(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")], "collected") }),
+            )
+            .route(
+                "/headers",
+                get(|headers: axum::http::HeaderMap| async move {
+                    let gpc = headers
+                        .get("sec-gpc")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_string();
+                    axum::Json(json!({ "sec_gpc": gpc }))
+                }),
+            )
             .fallback(get(shop_file));
         common::runtime().spawn(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
@@ -146,6 +171,21 @@ a { position: absolute; display: block; width: 200px; height: 30px; line-height:
 <a id="i3" href="/links.html#top" style="left: 100px; top: 300px">Top</a>
 <a id="e1" href="https://example.org/docs" style="left: 500px; top: 100px">Docs</a>
 <a id="e2" href="https://example.net/" style="left: 500px; top: 200px">Elsewhere</a>"#;
+
+/// A page that loads a tag script and a beacon from another site (the
+/// same server as `localhost`) and reads its own headers.
+const TRACKED_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>Tracked</title>
+<body><p id="state">loading</p><script>
+const other = location.origin.replace('127.0.0.1', 'localhost');
+window.results = {};
+const tag = document.createElement('script');
+tag.src = other + '/analytics/tag.js';
+tag.onload = () => { window.results.tag = window.tracked ? 'ran' : 'loaded-empty'; };
+tag.onerror = () => { window.results.tag = 'failed'; };
+document.head.appendChild(tag);
+fetch(other + '/analytics/collect?e=view').then(r => r.text()).then(t => { window.results.beacon = t; }, () => { window.results.beacon = 'blocked'; });
+fetch('/headers').then(r => r.json()).then(j => { window.results.gpc = j.sec_gpc; });
+</script></body>"#;
 
 const BUTTONS_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>Buttons</title>
 <style>body { margin: 0; font: 16px sans-serif; background: #fff; }
@@ -379,6 +419,77 @@ fn link_outline_example_marks_only_external_links() {
                 "internal link at ({x}, {y}) untouched: {after:?}"
             );
         }
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+/// The tracker blocker (an interceptor plugin): a tracking script comes
+/// back empty, a beacon to another site is blocked, the page's own
+/// requests carry Sec-GPC; unloaded, everything goes through again.
+#[test]
+fn tracker_blocker_example_blocks_trackers_and_sends_gpc() {
+    let (h, _g) = shared();
+    block_on(async {
+        let results = |tab: String| async move {
+            common::eventually(Duration::from_secs(10), || {
+                let tab = tab.clone();
+                async move {
+                    let (_, body) = h
+                        .post(
+                            &format!("/tabs/{tab}/execute"),
+                            json!({ "script": "window.results" }),
+                        )
+                        .await;
+                    let results = body["result"]["value"].clone();
+                    (results["tag"].is_string()
+                        && results["beacon"].is_string()
+                        && results["gpc"].is_string())
+                    .then_some(results)
+                }
+            })
+            .await
+            .expect("the page's requests all ended")
+        };
+        let url = format!("{}/tracked.html", site());
+        // Without it: the tracker runs and collects.
+        let tab = tab_at(h, &url).await;
+        let free = results(tab.clone()).await;
+        assert_eq!(
+            free,
+            json!({ "tag": "ran", "beacon": "collected", "gpc": "" })
+        );
+        h.delete(&format!("/tabs/{tab}")).await;
+
+        let built = build_into(
+            &repo().join("examples/tracker-blocker"),
+            &h.server.plugin_dir,
+        )
+        .await;
+        assert_eq!(built.provides, vec!["interceptor"]);
+        wait_loaded(h, "tracker-blocker", "interceptor").await;
+        let tab = tab_at(h, &url).await;
+        let blocked = results(tab.clone()).await;
+        assert_eq!(
+            blocked,
+            json!({ "tag": "loaded-empty", "beacon": "blocked", "gpc": "1" })
+        );
+        let (_, live) = h.get(&format!("/tabs/{tab}/network")).await;
+        assert!(
+            live.to_string().contains("plugin tracker-blocker:abort"),
+            "the blocked call names the plugin: {live}"
+        );
+        h.delete(&format!("/tabs/{tab}")).await;
+
+        // Unloaded (its folder removed): requests go through again.
+        std::fs::remove_dir_all(h.server.plugin_dir.join("tracker-blocker")).unwrap();
+        common::eventually(LOAD_LIMIT, || async {
+            let (_, list) = h.get("/plugins").await;
+            (!list.to_string().contains("tracker-blocker")).then_some(())
+        })
+        .await
+        .expect("the plugin unloads");
+        let tab = tab_at(h, &url).await;
+        assert_eq!(results(tab.clone()).await, free);
         h.delete(&format!("/tabs/{tab}")).await;
     });
 }

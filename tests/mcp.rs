@@ -110,8 +110,9 @@ fn is_webp(bytes: &[u8]) -> bool {
     bytes.len() > 12 && &bytes[0..4] == b"RIFF" && &bytes[8..12] == b"WEBP"
 }
 
-/// An action tool's answer: before and after WebP images, then the envelope
-/// as JSON without image data.
+/// An action tool's answer: the envelope as JSON without image data first
+/// (ABP's clients read `content[0].text`), then the before and after WebP
+/// images.
 fn assert_envelope(result: &CallToolResult, what: &str) -> Value {
     let shots = images(result);
     assert_eq!(shots.len(), 2, "{what}: before and after images");
@@ -120,9 +121,10 @@ fn assert_envelope(result: &CallToolResult, what: &str) -> Value {
         assert!(is_webp(bytes), "{what}: a WebP image");
     }
     assert!(
-        matches!(result.content[0], ContentBlock::Image(_))
-            && matches!(result.content[1], ContentBlock::Image(_)),
-        "{what}: images first"
+        matches!(result.content[0], ContentBlock::Text(_))
+            && matches!(result.content[1], ContentBlock::Image(_))
+            && matches!(result.content[2], ContentBlock::Image(_)),
+        "{what}: the text first, then the images"
     );
     let envelope: Value = serde_json::from_str(&text_of(result)).expect("envelope JSON");
     assert!(envelope.get("result").is_some(), "{envelope}");
@@ -283,7 +285,9 @@ fn http_initialize_list_navigate_click_and_screenshot() {
             "snapshot",
         );
         assert_eq!(images(&snapshot).len(), 1, "snapshot with a screenshot");
-        let tree = snapshot.content[1]
+        // The tree first, then the rest as JSON, then the image.
+        assert!(matches!(snapshot.content[2], ContentBlock::Image(_)));
+        let tree = snapshot.content[0]
             .as_text()
             .expect("the tree as text")
             .text

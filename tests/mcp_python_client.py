@@ -77,8 +77,8 @@ def action_envelope(result, what):
     shots = images(result)
     if len(shots) != 2 or not all(is_webp(s) for s in shots):
         fail(f"{what}: wanted before and after WebP images, got {[s.mime_type for s in shots]}")
-    if result.content[0].type != "image" or result.content[1].type != "image":
-        fail(f"{what}: images must come first")
+    if [block.type for block in result.content[:3]] != ["text", "image", "image"]:
+        fail(f"{what}: the text must come first, then the images")
     envelope = json.loads(texts(result))
     if "result" not in envelope or "data" in envelope.get("screenshot_after", {}):
         fail(f"{what}: envelope {envelope}")

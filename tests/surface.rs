@@ -1042,6 +1042,32 @@ fn downloads_go_to_their_folder_and_can_be_waited_for() {
         assert_eq!(status, 200, "{waited}");
         assert_eq!(waited["timed_out"], true);
         assert_eq!(waited["state"], "in_progress");
+        let (status, _) = h
+            .post(
+                &format!("/downloads/{slow}/cancel"),
+                json!({ "userId": user }),
+            )
+            .await;
+        assert_eq!(status, 200);
+        // Started again under the same id, then stopped for good.
+        let (status, resumed) = h
+            .post(
+                &format!("/downloads/{slow}/resume"),
+                json!({ "userId": user }),
+            )
+            .await;
+        assert_eq!(status, 200, "{resumed}");
+        assert_eq!(resumed["id"], json!(slow));
+        assert_eq!(resumed["state"], "in_progress");
+        let (_, list) = h.get(&format!("/downloads?userId={user}")).await;
+        assert_eq!(list["downloads"].as_array().unwrap().len(), 2, "{list}");
+        let (status, answer) = h
+            .post(
+                &format!("/downloads/{id}/resume"),
+                json!({ "userId": user }),
+            )
+            .await;
+        assert_eq!(status, 400, "a completed download: {answer}");
         h.post(
             &format!("/downloads/{slow}/cancel"),
             json!({ "userId": user }),

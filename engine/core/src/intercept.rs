@@ -4,6 +4,7 @@
 //! (`continue`). No browser here: the rules and their matching.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,40 @@ use crate::error::{Error, Result};
 pub const MAX_BODY_BYTES: usize = 10 << 20;
 /// Most rules one user may have.
 pub const MAX_RULES: usize = 200;
+
+/// What every tab asks about its requests: the callers' rules, then the
+/// loaded interceptor plugins. Shared by the engine and its tabs.
+pub struct Interception {
+    pub rules: Mutex<Vec<InterceptRule>>,
+    pub registry: Arc<dyn crate::plugin::PluginRegistry>,
+}
+
+impl Interception {
+    pub fn new(registry: Arc<dyn crate::plugin::PluginRegistry>) -> Interception {
+        Interception {
+            rules: Mutex::new(Vec::new()),
+            registry,
+        }
+    }
+
+    /// Whether a request of `user`'s tab `tab_id` may be intercepted at all.
+    pub fn applies_to(&self, user: Option<&str>, tab_id: &str) -> bool {
+        !self.registry.interceptors().is_empty()
+            || self.rules.lock().unwrap().iter().any(|r| {
+                r.user.as_deref() == user && r.tab_id.as_deref().is_none_or(|t| t == tab_id)
+            })
+    }
+
+    /// The first of `user`'s rules that matches, counted as a hit.
+    pub fn rule_for(&self, user: Option<&str>, tab_id: &str, url: &str) -> Option<InterceptRule> {
+        let mut rules = self.rules.lock().unwrap();
+        let rule = rules
+            .iter_mut()
+            .find(|r| r.user.as_deref() == user && r.matches(tab_id, url))?;
+        rule.hits += 1;
+        Some(rule.clone())
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -401,6 +401,44 @@ pub trait ApprovalPolicy: Send + Sync {
     ) -> Result<Verdict, PluginFailure>;
 }
 
+/// A request as an interceptor plugin sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterceptedRequest {
+    pub url: String,
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    /// CDP resource type: Document, Script, Image, XHR, Fetch, ...
+    pub resource_type: String,
+    /// The URL of the tab it comes from.
+    pub tab_url: String,
+    pub user: Option<String>,
+}
+
+/// What an interceptor plugin does with a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InterceptOutcome {
+    /// On its way, with these headers set (none: unchanged).
+    Proceed(Vec<(String, String)>),
+    Fulfill {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    },
+    /// Failed as blocked, for this reason.
+    Abort(String),
+}
+
+/// A request interceptor plugin. A failure lets the request go on (the
+/// host fails open).
+#[async_trait]
+pub trait RequestInterceptor: Send + Sync {
+    fn plugin_name(&self) -> &str;
+    async fn intercept(
+        &self,
+        request: &InterceptedRequest,
+    ) -> Result<InterceptOutcome, PluginFailure>;
+}
+
 /// The live set of plugins, keyed by action name, markup tag and wait type.
 /// Lookups return the current version; a caller keeps the `Arc` it got, so a
 /// hot swap never disturbs a call in flight.
@@ -414,6 +452,11 @@ pub trait PluginRegistry: Send + Sync {
     fn plugins(&self) -> Vec<PluginInfo>;
     /// Every loaded approval policy; each is asked before every operation.
     fn policies(&self) -> Vec<Arc<dyn ApprovalPolicy>> {
+        Vec::new()
+    }
+    /// Every loaded request interceptor, in name order; each sees every
+    /// request no rule answered.
+    fn interceptors(&self) -> Vec<Arc<dyn RequestInterceptor>> {
         Vec::new()
     }
     /// Subscribe to "the set of actions changed" (hot reload), for MCP's

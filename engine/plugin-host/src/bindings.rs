@@ -50,4 +50,17 @@ pub mod policy {
     });
 }
 
+pub mod interceptor {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "request-interceptor",
+        imports: { default: async },
+        exports: { default: async },
+        with: {
+            "wabp:plugin/types": super::action::wabp::plugin::types,
+            "wabp:plugin/log": super::action::wabp::plugin::log,
+        },
+    });
+}
+
 pub use action::wabp::plugin::types;

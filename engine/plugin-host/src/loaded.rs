@@ -10,9 +10,10 @@ use async_trait::async_trait;
 use serde_json::Value;
 use wabp_core::ErrorCode;
 use wabp_core::plugin::{
-    ActionContext, ActionHandler, ActionSpec, ApprovalPolicy, Category, Color, MarkupElement,
-    MarkupRenderer, PageHost, PluginFailure, PolicyRequest, Rect, Shape, Verdict, WaitDecision,
-    WaitHeuristic, WaitSession, WaitSignal, WaitSpec,
+    ActionContext, ActionHandler, ActionSpec, ApprovalPolicy, Category, Color, InterceptOutcome,
+    InterceptedRequest, MarkupElement, MarkupRenderer, PageHost, PluginFailure, PolicyRequest,
+    Rect, RequestInterceptor, Shape, Verdict, WaitDecision, WaitHeuristic, WaitSession, WaitSignal,
+    WaitSpec,
 };
 use wasmtime::Store;
 use wasmtime::component::Component;
@@ -38,6 +39,9 @@ pub enum Exports {
     },
     Policy {
         pre: bindings::policy::ApprovalPolicyPre<HostState>,
+    },
+    Interceptor {
+        pre: bindings::interceptor::RequestInterceptorPre<HostState>,
     },
 }
 
@@ -260,6 +264,15 @@ impl LoadedPlugin {
                 let pre = bindings::policy::ApprovalPolicyPre::new(pre).map_err(link_error)?;
                 Exports::Policy { pre }
             }
+            Kind::Interceptor => {
+                let pre = runtime
+                    .interceptor_linker
+                    .instantiate_pre(&component)
+                    .map_err(link_error)?;
+                let pre =
+                    bindings::interceptor::RequestInterceptorPre::new(pre).map_err(link_error)?;
+                Exports::Interceptor { pre }
+            }
         };
         Ok(LoadedPlugin {
             base: plugin,
@@ -277,6 +290,7 @@ impl LoadedPlugin {
             Exports::Markup { tags, .. } => tags.clone(),
             Exports::Wait { specs, .. } => specs.iter().map(|s| s.name.clone()).collect(),
             Exports::Policy { .. } => vec!["policy".into()],
+            Exports::Interceptor { .. } => vec!["interceptor".into()],
         }
     }
 }
@@ -682,6 +696,79 @@ impl ApprovalPolicy for PolicyPlugin {
                 // Kept until the plugin is reloaded: a denial's cause.
                 *plugin.last_failure.lock().unwrap() = Some(format!(
                     "{} (at {} ms since the epoch; the operation was denied)",
+                    failure.message,
+                    wabp_core::clock::now_ms() as u64
+                ));
+                Err(failure)
+            }
+        }
+    }
+}
+
+/// Interceptor plugins, asked about every request no rule answered. A
+/// failed call is recorded (`GET /plugins` shows it) and returned: the
+/// request goes on unchanged.
+pub struct InterceptorPlugin(pub Arc<LoadedPlugin>);
+
+#[async_trait]
+impl RequestInterceptor for InterceptorPlugin {
+    fn plugin_name(&self) -> &str {
+        &self.0.name
+    }
+
+    async fn intercept(
+        &self,
+        request: &InterceptedRequest,
+    ) -> std::result::Result<InterceptOutcome, PluginFailure> {
+        use bindings::interceptor::exports::wabp::plugin::interceptor as wit;
+        let plugin = &self.0;
+        let Exports::Interceptor { pre } = &plugin.exports else {
+            return Err(plugin.failure(ErrorCode::Internal, "not an interceptor plugin"));
+        };
+        let pre = pre.clone();
+        let headers = |list: &[(String, String)]| -> Vec<wit::Header> {
+            list.iter()
+                .map(|(name, value)| wit::Header {
+                    name: name.clone(),
+                    value: value.clone(),
+                })
+                .collect()
+        };
+        let request = wit::Request {
+            url: request.url.clone(),
+            method: request.method.clone(),
+            headers: headers(&request.headers),
+            resource_type: request.resource_type.clone(),
+            tab_url: request.tab_url.clone(),
+            user: request.user.clone(),
+        };
+        let mut store = plugin.store(None);
+        let answer = plugin
+            .guarded(&mut store, |store| {
+                Box::pin(async move {
+                    let instance = pre.instantiate_async(&mut *store).await?;
+                    instance
+                        .wabp_plugin_interceptor()
+                        .call_intercept(&mut *store, &request)
+                        .await
+                })
+            })
+            .await
+            .and_then(|outcome| outcome.map_err(|e| plugin.plugin_error(e)));
+        let pairs = |list: Vec<wit::Header>| -> Vec<(String, String)> {
+            list.into_iter().map(|h| (h.name, h.value)).collect()
+        };
+        match answer {
+            Ok(wit::Outcome::Proceed(set)) => Ok(InterceptOutcome::Proceed(pairs(set))),
+            Ok(wit::Outcome::Fulfill(response)) => Ok(InterceptOutcome::Fulfill {
+                status: response.status,
+                headers: pairs(response.headers),
+                body: response.body,
+            }),
+            Ok(wit::Outcome::Abort(reason)) => Ok(InterceptOutcome::Abort(reason)),
+            Err(failure) => {
+                *plugin.last_failure.lock().unwrap() = Some(format!(
+                    "{} (at {} ms since the epoch; the request went on unchanged)",
                     failure.message,
                     wabp_core::clock::now_ms() as u64
                 ));

@@ -11,6 +11,7 @@ pub enum Kind {
     Markup,
     Wait,
     Policy,
+    Interceptor,
 }
 
 impl Kind {
@@ -20,6 +21,7 @@ impl Kind {
             Kind::Markup => "markup",
             Kind::Wait => "wait",
             Kind::Policy => "policy",
+            Kind::Interceptor => "interceptor",
         }
     }
 }
@@ -127,6 +129,8 @@ impl Manifest {
             Kind::Wait => 2_000,
             // Asked before every operation: it must be quick.
             Kind::Policy => 1_000,
+            // Asked about every request while loaded.
+            Kind::Interceptor => 1_000,
         };
         std::time::Duration::from_millis(
             self.limits

@@ -8,11 +8,11 @@ use std::sync::{Arc, RwLock};
 
 use wabp_core::plugin::{
     ActionHandler, ActionSpec, ApprovalPolicy, MarkupRenderer, PluginInfo, PluginRegistry,
-    WaitHeuristic, WaitSpec,
+    RequestInterceptor, WaitHeuristic, WaitSpec,
 };
 
 use crate::error::{Error, Result};
-use crate::loaded::{Exports, LoadedPlugin, PolicyPlugin, WaitPlugin};
+use crate::loaded::{Exports, InterceptorPlugin, LoadedPlugin, PolicyPlugin, WaitPlugin};
 use crate::manifest::Manifest;
 use crate::runtime::{Runtime, content_hash};
 
@@ -50,6 +50,8 @@ struct Lookup {
     waits: BTreeMap<String, (Arc<WaitPlugin>, WaitSpec)>,
     /// By plugin name: a folder plugin of the same name replaces a built-in.
     policies: BTreeMap<String, Arc<PolicyPlugin>>,
+    /// By plugin name, like policies.
+    interceptors: BTreeMap<String, Arc<InterceptorPlugin>>,
 }
 
 pub struct Registry {
@@ -260,6 +262,12 @@ impl Registry {
                         Arc::new(PolicyPlugin(plugin.clone())),
                     );
                 }
+                Exports::Interceptor { .. } => {
+                    lookup.interceptors.insert(
+                        plugin.name.to_string(),
+                        Arc::new(InterceptorPlugin(plugin.clone())),
+                    );
+                }
                 Exports::Wait { specs, .. } => {
                     let wait = Arc::new(WaitPlugin(plugin.clone()));
                     for spec in specs {
@@ -385,6 +393,13 @@ impl PluginRegistry for Registry {
             .policies
             .values()
             .map(|p| p.clone() as Arc<dyn ApprovalPolicy>)
+            .collect()
+    }
+    fn interceptors(&self) -> Vec<Arc<dyn RequestInterceptor>> {
+        self.current()
+            .interceptors
+            .values()
+            .map(|p| p.clone() as Arc<dyn RequestInterceptor>)
             .collect()
     }
     fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {

@@ -25,6 +25,7 @@ pub struct Runtime {
     pub markup_linker: Linker<HostState>,
     pub wait_linker: Linker<HostState>,
     pub policy_linker: Linker<HostState>,
+    pub interceptor_linker: Linker<HostState>,
     cache: Mutex<HashMap<[u8; 32], Component>>,
 }
 
@@ -76,12 +77,20 @@ impl Runtime {
         wasmtime_wasi::p2::add_to_linker_async(&mut policy_linker).map_err(linker_error)?;
         bindings::policy::ApprovalPolicy::add_to_linker::<_, HasSelf<_>>(&mut policy_linker, |s| s)
             .map_err(linker_error)?;
+        let mut interceptor_linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut interceptor_linker).map_err(linker_error)?;
+        bindings::interceptor::RequestInterceptor::add_to_linker::<_, HasSelf<_>>(
+            &mut interceptor_linker,
+            |s| s,
+        )
+        .map_err(linker_error)?;
         Ok(Arc::new(Runtime {
             engine,
             action_linker,
             markup_linker,
             wait_linker,
             policy_linker,
+            interceptor_linker,
             cache: Mutex::new(HashMap::new()),
         }))
     }

@@ -67,7 +67,7 @@ impl std::error::Error for PluginError {}
 
 /// Converts into one world's generated error type; every world has its own
 /// copy of `wabp:plugin/types`.
-#[cfg(any(feature = "action", feature = "markup", feature = "wait"))]
+#[cfg(any(feature = "action", feature = "markup", feature = "wait", feature = "policy", feature = "interceptor"))]
 macro_rules! into_wit_error {
     ($world:ident) => {
         impl From<PluginError> for crate::bindings::$world::wabp::plugin::types::PluginError {
@@ -100,6 +100,8 @@ into_wit_error!(markup);
 into_wit_error!(wait);
 #[cfg(feature = "policy")]
 into_wit_error!(policy);
+#[cfg(feature = "interceptor")]
+into_wit_error!(interceptor);
 
 #[cfg(feature = "action")]
 impl From<crate::host::HostError> for PluginError {

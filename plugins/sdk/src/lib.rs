@@ -3,9 +3,11 @@
 //! A plugin is a WebAssembly component (`wasm32-wasip2`, `crate-type =
 //! ["cdylib"]`) of one kind: an **action** (named browser actions), a
 //! **markup** renderer (shapes drawn over screenshots), a **wait**
-//! heuristic (decides when an action has settled) or an approval **policy**
-//! (allows, denies or asks before each operation). Enable exactly one of the
-//! features `action`, `markup`, `wait` or `policy`, implement the matching trait on a
+//! heuristic (decides when an action has settled), an approval **policy**
+//! (allows, denies or asks before each operation) or a request
+//! **interceptor** (lets requests go, answers or blocks them). Enable exactly
+//! one of the features `action`, `markup`, `wait`, `policy` or `interceptor`,
+//! implement the matching trait on a
 //! unit struct and export it with the matching macro:
 //!
 //! ```ignore
@@ -84,6 +86,16 @@ pub mod bindings {
             additional_derives: [PartialEq],
         });
     }
+
+    #[cfg(feature = "interceptor")]
+    pub mod interceptor {
+        wit_bindgen::generate!({
+            world: "request-interceptor",
+            path: "../../wit",
+            pub_export_macro: true,
+            additional_derives: [PartialEq],
+        });
+    }
 }
 
 mod error;
@@ -93,7 +105,7 @@ pub use error::{ErrorCode, PluginError};
 pub use params::Params;
 pub use serde_json::{self, Value, json};
 
-#[cfg(any(feature = "action", feature = "markup", feature = "wait", feature = "policy"))]
+#[cfg(any(feature = "action", feature = "markup", feature = "wait", feature = "policy", feature = "interceptor"))]
 pub mod log;
 
 #[cfg(feature = "action")]
@@ -120,6 +132,11 @@ mod policy;
 #[cfg(feature = "policy")]
 pub use policy::{Category, PolicyPlugin, PolicyRequest, Verdict};
 
+#[cfg(feature = "interceptor")]
+mod interceptor;
+#[cfg(feature = "interceptor")]
+pub use interceptor::{Header, InterceptedRequest, InterceptorPlugin, Outcome, Response};
+
 /// Glue used by the export macros; not part of the public API.
 #[doc(hidden)]
 pub mod __private {
@@ -131,4 +148,6 @@ pub mod __private {
     pub use crate::wait::glue as wait;
     #[cfg(feature = "policy")]
     pub use crate::policy::glue as policy;
+    #[cfg(feature = "interceptor")]
+    pub use crate::interceptor::glue as interceptor;
 }

@@ -10,6 +10,11 @@ use crate::bindings::markup::wabp::plugin::log as wit;
 use crate::bindings::wait::wabp::plugin::log as wit;
 #[cfg(all(feature = "policy", not(any(feature = "action", feature = "markup", feature = "wait"))))]
 use crate::bindings::policy::wabp::plugin::log as wit;
+#[cfg(all(
+    feature = "interceptor",
+    not(any(feature = "action", feature = "markup", feature = "wait", feature = "policy"))
+))]
+use crate::bindings::interceptor::wabp::plugin::log as wit;
 
 /// Logs at debug level.
 pub fn debug(message: &str) {

@@ -474,6 +474,15 @@ pub fn operations() -> Vec<Operation> {
         .post("/downloads/{id}/wait")
         .tool("browser_wait_for_download"),
         Operation::new(
+            "resume_download",
+            "Start a cancelled or failed download again, from its URL in the tab it came from, under the same id (from the beginning: no partial file is kept).",
+            |ctx, input: DownloadId| async move {
+                json(ctx.engine.resume_download(&ctx.caller, &input.id).await?)
+            },
+        )
+        .post("/downloads/{id}/resume")
+        .scope(Scope::Act),
+        Operation::new(
             "cancel_download",
             "Cancel a download in progress.",
             |ctx, input: DownloadId| async move {

@@ -139,4 +139,66 @@ impl Engine {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
+
+    /// Starts a cancelled or failed download again from its URL, in the tab
+    /// it came from, under the same id. Chromium keeps no partial file once
+    /// a download is cancelled, so it starts from the beginning.
+    pub async fn resume_download(&self, caller: &Caller, id: &str) -> Result<Value> {
+        let download = self.download(caller, id)?;
+        if !matches!(
+            download.state,
+            DownloadState::Cancelled | DownloadState::Failed
+        ) {
+            return Err(Error::invalid(format!(
+                "download {id} is {}; only a cancelled or failed download resumes",
+                serde_json::to_value(download.state)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or("?")
+            )));
+        }
+        let tab = self.tab(caller, &download.tab_id).map_err(|_| {
+            Error::invalid(format!(
+                "the tab download {id} came from is closed: open its URL again instead"
+            ))
+        })?;
+        self.resuming.lock().unwrap().insert(
+            (download.user_id.clone(), download.url.clone()),
+            id.to_string(),
+        );
+        let url = serde_json::to_string(&download.url).unwrap_or_default();
+        // The browser downloads it as it did the first time: a link to it,
+        // followed with the page's cookies and origin.
+        let started = tab
+            .session
+            .evaluate_isolated(&format!(
+                "(() => {{ const a = document.createElement('a'); a.href = {url}; a.download = ''; a.style.display = 'none'; (document.body || document.documentElement).appendChild(a); a.click(); a.remove(); return true; }})()"
+            ))
+            .await;
+        if let Err(e) = started {
+            self.resuming.lock().unwrap().retain(|_, v| v != id);
+            return Err(e);
+        }
+        let restarted = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            loop {
+                if let Ok(d) = self.download(caller, id)
+                    && d.state == DownloadState::InProgress
+                {
+                    return d;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        })
+        .await;
+        match restarted {
+            Ok(download) => Ok(download.detail()),
+            Err(_) => {
+                self.resuming.lock().unwrap().retain(|_, v| v != id);
+                Err(Error::new(
+                    ErrorCode::DownloadFailed,
+                    format!("download {id} did not start again within 5 s"),
+                ))
+            }
+        }
+    }
 }

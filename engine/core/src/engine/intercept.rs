@@ -43,7 +43,7 @@ impl Engine {
         };
         rule.check()?;
         {
-            let mut rules = self.intercept_rules.lock().unwrap();
+            let mut rules = self.interception.rules.lock().unwrap();
             if rules.iter().filter(|r| r.user == rule.user).count() >= MAX_RULES {
                 return Err(Error::new(
                     ErrorCode::LimitReached,
@@ -59,7 +59,8 @@ impl Engine {
     /// The caller's rules, in the order they are tried.
     pub fn intercept_rules(&self, caller: &Caller) -> Vec<InterceptRule> {
         let user = caller.user_id();
-        self.intercept_rules
+        self.interception
+            .rules
             .lock()
             .unwrap()
             .iter()
@@ -78,7 +79,7 @@ impl Engine {
     ) -> Result<usize> {
         let user = caller.user_id().map(str::to_string);
         let removed = {
-            let mut rules = self.intercept_rules.lock().unwrap();
+            let mut rules = self.interception.rules.lock().unwrap();
             let before = rules.len();
             rules.retain(|r| {
                 let doomed = r.user == user
@@ -115,5 +116,25 @@ impl Engine {
             tab.sync_interception().await?;
         }
         Ok(())
+    }
+
+    /// Interceptor plugins come and go with hot reloads: every tab pauses
+    /// its requests while one is loaded (or a rule applies to it).
+    pub(super) fn follow_interceptors(self: &Arc<Self>) {
+        let mut changes = self.registry.subscribe_changes();
+        let engine = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                let Some(engine) = engine.upgrade() else {
+                    return;
+                };
+                let tabs: Vec<Arc<Tab>> = engine.tabs.read().unwrap().clone();
+                for tab in tabs {
+                    if let Err(e) = tab.sync_interception().await {
+                        tracing::debug!(tab = %tab.id, "interception not updated: {}", e.message);
+                    }
+                }
+            }
+        });
     }
 }

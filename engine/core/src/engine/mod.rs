@@ -176,8 +176,11 @@ pub struct Engine {
     /// Each user's active tab (keyed by user id: `None` for requests without one).
     active_tabs: StdMutex<std::collections::HashMap<Option<String>, String>>,
     input_mode: StdMutex<InputMode>,
+    /// Downloads being started again (`resume_download`), by (user, URL):
+    /// the next download of that URL takes over the record.
+    resuming: StdMutex<std::collections::HashMap<(Option<String>, String), String>>,
     /// Every user's interception rules, shared with the tabs.
-    intercept_rules: Arc<StdMutex<Vec<crate::intercept::InterceptRule>>>,
+    interception: Arc<crate::intercept::Interception>,
     /// Where each user's finished downloads go (`POST /downloads/configure`),
     /// by user id; the session's `downloads/` otherwise.
     download_dirs: StdMutex<std::collections::HashMap<Option<String>, PathBuf>>,
@@ -190,6 +193,7 @@ impl Engine {
     pub fn new(config: EngineConfig, registry: Arc<dyn PluginRegistry>) -> Arc<Engine> {
         Arc::new(Engine {
             config,
+            interception: Arc::new(crate::intercept::Interception::new(registry.clone())),
             registry,
             begin_frame_control: Default::default(),
             downloads: StdMutex::new(Vec::new()),
@@ -207,7 +211,7 @@ impl Engine {
             active_tabs: StdMutex::new(Default::default()),
             chooser_defaults: StdMutex::new(Default::default()),
             download_dirs: StdMutex::new(Default::default()),
-            intercept_rules: Default::default(),
+            resuming: StdMutex::new(Default::default()),
             input_mode: StdMutex::new(InputMode::Agent),
         })
     }
@@ -232,6 +236,7 @@ impl Engine {
         self.open_tab("about:blank", true).await?;
         self.spawn_session_reaper();
         self.spawn_browser_watch();
+        self.follow_interceptors();
         *self.lifecycle.write().unwrap() = Lifecycle::Ready;
         tracing::info!("browser ready");
         Ok(())
@@ -485,7 +490,7 @@ impl Engine {
             .get(&user.map(str::to_string))
             .cloned();
         tab.set_chooser_defaults(defaults);
-        tab.set_intercept_rules(self.intercept_rules.clone());
+        tab.set_interception(self.interception.clone());
         tab.sync_interception().await?;
         tab.set_extra_schemes(self.config.extra_schemes.clone());
         // Frozen and loaded before anyone can reach it.
@@ -808,6 +813,25 @@ impl Engine {
             None => Some(crate::caller::NOBODY.to_string()),
         };
         let filename = safe_file_name(&e.suggested_filename);
+        let resumed = self
+            .resuming
+            .lock()
+            .unwrap()
+            .remove(&(user_id.clone(), e.url.clone()));
+        if let Some(id) = resumed {
+            let mut downloads = self.downloads.lock().unwrap();
+            if let Some(d) = downloads.iter_mut().find(|d| d.id == id) {
+                d.guid = e.guid.clone();
+                d.state = DownloadState::InProgress;
+                d.path = self.downloads_dir().join(&e.guid).display().to_string();
+                d.bytes_received = 0;
+                d.total_bytes = 0;
+                d.end_time = None;
+                d.error = None;
+                d.announced = false;
+                return;
+            }
+        }
         let download = Download {
             id: short_id("dl"),
             guid: e.guid.clone(),

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 
 use super::Tab;
 use crate::error::Result;
-use crate::intercept::{InterceptAction, InterceptRule};
+use crate::intercept::{InterceptAction, InterceptRule, Interception};
+use crate::plugin::{InterceptOutcome, InterceptedRequest};
 
 const ANSWER_LIMIT: Duration = Duration::from_secs(5);
 
@@ -23,6 +24,9 @@ pub struct PausedRequest {
     /// The Network domain's id, where the capture knows it.
     pub network_id: Option<String>,
     pub url: String,
+    pub method: String,
+    /// CDP resource type: Document, Script, Image, XHR, Fetch, ...
+    pub resource_type: String,
     pub headers: serde_json::Map<String, Value>,
     /// The frame target that paused it (`None`: the page's session).
     pub session: Option<String>,
@@ -38,6 +42,16 @@ impl PausedRequest {
                 .and_then(Value::as_str)
                 .map(str::to_string),
             url: params.pointer("/request/url")?.as_str()?.to_string(),
+            method: params
+                .pointer("/request/method")
+                .and_then(Value::as_str)
+                .unwrap_or("GET")
+                .to_string(),
+            resource_type: params
+                .get("resourceType")
+                .and_then(Value::as_str)
+                .unwrap_or("Other")
+                .to_string(),
             headers: params
                 .pointer("/request/headers")
                 .and_then(Value::as_object)
@@ -49,26 +63,21 @@ impl PausedRequest {
 }
 
 impl Tab {
-    /// The rules this tab's requests are held against (shared with the
-    /// engine, which adds and removes them).
-    pub fn set_intercept_rules(&self, rules: Arc<std::sync::Mutex<Vec<InterceptRule>>>) {
-        *self.intercept_rules.lock().unwrap() = Some(rules);
+    /// What this tab's requests are held against (shared with the engine,
+    /// which adds and removes rules).
+    pub fn set_interception(&self, interception: Arc<Interception>) {
+        *self.interception.lock().unwrap() = Some(interception);
     }
 
-    /// Whether some rule may apply to this tab now.
+    fn interception(&self) -> Option<Arc<Interception>> {
+        self.interception.lock().unwrap().clone()
+    }
+
+    /// Whether some rule or interceptor plugin may apply to this tab now.
     fn has_intercept_rules(&self) -> bool {
         let owner = self.owner();
-        self.intercept_rules
-            .lock()
-            .unwrap()
-            .as_ref()
-            .is_some_and(|rules| {
-                rules
-                    .lock()
-                    .unwrap()
-                    .iter()
-                    .any(|r| r.user == owner && r.tab_id.as_deref().is_none_or(|t| t == self.id))
-            })
+        self.interception()
+            .is_some_and(|i| i.applies_to(owner.as_deref(), &self.id))
     }
 
     /// Pauses this tab's requests while a rule may apply, and stops when
@@ -100,35 +109,32 @@ impl Tab {
     }
 
     /// Answers a paused request: the first rule of the tab's user that
-    /// matches it, or on its way.
+    /// matches it, else what the interceptor plugins make of it, else on its
+    /// way.
     pub(super) async fn answer_paused(&self, paused: PausedRequest) {
         let owner = self.owner();
-        let rule = self
-            .intercept_rules
-            .lock()
-            .unwrap()
+        let interception = self.interception();
+        let rule = interception
             .as_ref()
-            .and_then(|rules| {
-                let mut rules = rules.lock().unwrap();
-                let rule = rules
-                    .iter_mut()
-                    .find(|r| r.user == owner && r.matches(&self.id, &paused.url))?;
-                rule.hits += 1;
-                Some(rule.clone())
-            });
-        let (method, params) = match &rule {
-            None => (
-                "Fetch.continueRequest",
-                json!({ "requestId": paused.request_id }),
-            ),
-            Some(rule) => answer(rule, &paused),
+            .and_then(|i| i.rule_for(owner.as_deref(), &self.id, &paused.url));
+        let (method, params, label) = match &rule {
+            Some(rule) => {
+                let (method, params) = answer(rule, &paused);
+                let action = serde_json::to_value(rule.action).unwrap_or_default();
+                let label = format!("{}:{}", rule.id, action.as_str().unwrap_or_default());
+                (method, params, Some(label))
+            }
+            None => match &interception {
+                Some(i) => self.ask_interceptors(i, &paused, owner).await,
+                None => (
+                    "Fetch.continueRequest",
+                    json!({ "requestId": paused.request_id }),
+                    None,
+                ),
+            },
         };
-        if let (Some(rule), Some(network_id)) = (&rule, &paused.network_id) {
-            let action = serde_json::to_value(rule.action).unwrap_or_default();
-            self.network.intercepted(
-                network_id,
-                format!("{}:{}", rule.id, action.as_str().unwrap_or_default()),
-            );
+        if let (Some(label), Some(network_id)) = (label, &paused.network_id) {
+            self.network.intercepted(network_id, label);
         }
         let sent = match &paused.session {
             Some(session) => match self.session.frame_targets() {
@@ -148,6 +154,82 @@ impl Tab {
         if let Err(e) = sent {
             tracing::debug!(tab = %self.id, "a paused request could not be answered: {}", e.message);
         }
+    }
+
+    /// The interceptor plugins in turn: the first to fulfill or abort
+    /// answers; headers they set accumulate; one that fails is skipped.
+    async fn ask_interceptors(
+        &self,
+        interception: &Interception,
+        paused: &PausedRequest,
+        user: Option<String>,
+    ) -> (&'static str, Value, Option<String>) {
+        let mut request = InterceptedRequest {
+            url: paused.url.clone(),
+            method: paused.method.clone(),
+            headers: paused
+                .headers
+                .iter()
+                .map(|(n, v)| (n.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect(),
+            resource_type: paused.resource_type.clone(),
+            tab_url: self.url(),
+            user,
+        };
+        let mut changed = false;
+        for plugin in interception.registry.interceptors() {
+            match plugin.intercept(&request).await {
+                Ok(InterceptOutcome::Proceed(set)) => {
+                    for (name, value) in set {
+                        request
+                            .headers
+                            .retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+                        request.headers.push((name, value));
+                        changed = true;
+                    }
+                }
+                Ok(InterceptOutcome::Fulfill {
+                    status,
+                    headers,
+                    body,
+                }) => {
+                    let headers: Vec<Value> = headers
+                        .iter()
+                        .map(|(name, value)| json!({ "name": name, "value": value }))
+                        .collect();
+                    return (
+                        "Fetch.fulfillRequest",
+                        json!({
+                            "requestId": paused.request_id,
+                            "responseCode": status,
+                            "responseHeaders": headers,
+                            "body": base64::engine::general_purpose::STANDARD.encode(body),
+                        }),
+                        Some(format!("plugin {}:fulfill", plugin.plugin_name())),
+                    );
+                }
+                Ok(InterceptOutcome::Abort(reason)) => {
+                    tracing::debug!(tab = %self.id, plugin = plugin.plugin_name(), %reason, "request blocked");
+                    return (
+                        "Fetch.failRequest",
+                        json!({ "requestId": paused.request_id, "errorReason": "BlockedByClient" }),
+                        Some(format!("plugin {}:abort", plugin.plugin_name())),
+                    );
+                }
+                Err(failure) => {
+                    tracing::warn!(tab = %self.id, "interceptor {} failed, the request goes on: {}", failure.plugin, failure.message);
+                }
+            }
+        }
+        let mut params = json!({ "requestId": paused.request_id });
+        if changed {
+            params["headers"] = request
+                .headers
+                .iter()
+                .map(|(name, value)| json!({ "name": name, "value": value }))
+                .collect();
+        }
+        ("Fetch.continueRequest", params, None)
     }
 }
 

@@ -128,7 +128,7 @@ pub struct Tab {
     /// that opened them waits (bounded) for their `popup` events.
     popups_adopting: tokio::sync::watch::Sender<usize>,
     /// The engine's interception rules (see `intercept.rs`).
-    intercept_rules: StdMutex<Option<Arc<StdMutex<Vec<crate::intercept::InterceptRule>>>>>,
+    interception: StdMutex<Option<Arc<crate::intercept::Interception>>>,
 }
 
 /// A popup of `opener` being attached; dropping it says it is done.
@@ -206,7 +206,7 @@ impl Tab {
             noted: StdMutex::new(Vec::new()),
             navigator,
             popups_adopting: tokio::sync::watch::Sender::new(0),
-            intercept_rules: StdMutex::new(None),
+            interception: StdMutex::new(None),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
