@@ -1230,3 +1230,99 @@ fn the_python_sdk_client_works_over_http_and_stdio() {
         assert_both_protocols(&stdio, "stdio");
     });
 }
+
+/// A client that accepts only JSON (a `curl | jq` pipeline) is answered with
+/// plain `application/json`, without a session, tool calls included.
+#[test]
+fn json_only_clients_get_plain_json_answers() {
+    let (h, _g) = shared();
+    block_on(async {
+        let url = mcp_url(&h.server);
+        let post = |body: Value| {
+            h.http
+                .post(&url)
+                .header("Accept", "application/json")
+                .header("MCP-Protocol-Version", "2025-06-18")
+                .json(&body)
+                .send()
+        };
+        let answer = post(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": { "name": "curl", "version": "1" } }
+        }))
+        .await
+        .unwrap();
+        assert_eq!(answer.status(), 200);
+        let kind = answer
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        assert!(kind.starts_with("application/json"), "{kind}");
+        assert!(answer.headers().get("mcp-session-id").is_none());
+        let body: Value = answer.json().await.unwrap();
+        assert!(body["result"]["serverInfo"].is_object(), "{body}");
+
+        let answer = post(json!({
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": { "name": "browser_list_tabs", "arguments": {} }
+        }))
+        .await
+        .unwrap();
+        assert_eq!(answer.status(), 200);
+        let body: Value = answer.json().await.unwrap();
+        let text = body["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            text.contains("\"id\""),
+            "the tab list as text first: {body}"
+        );
+    });
+}
+
+/// ABP's `browser://tabs` resource: listed, and read as the tab list.
+#[test]
+fn the_tab_list_is_a_resource() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session = connect_http(&mcp_url(&h.server), None)
+            .await
+            .expect("connects");
+        let tab = new_tab(&session).await;
+        let resources = session.list_all_resources().await.expect("listed");
+        assert!(
+            resources.iter().any(|r| r.uri == "browser://tabs"),
+            "{resources:?}"
+        );
+        let read = session
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                "browser://tabs",
+            ))
+            .await
+            .expect("read");
+        let text = match &read.contents[0] {
+            rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
+            other => panic!("not text: {other:?}"),
+        };
+        let tabs: Value = serde_json::from_str(&text).expect("JSON");
+        assert!(
+            tabs.as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["id"] == json!(tab)),
+            "{tabs}"
+        );
+        assert!(
+            session
+                .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                    "browser://nothing"
+                ))
+                .await
+                .is_err()
+        );
+        session.cancel().await.ok();
+    });
+}

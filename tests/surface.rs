@@ -838,6 +838,19 @@ fn interception_rules_fulfill_abort_and_continue_requests() {
         })
         .await;
         assert!(live.is_some(), "the mocked call names its rule");
+        // Saved, it still does.
+        let (status, saved) = h
+            .post(
+                "/network/save",
+                json!({ "tab_id": tab, "tag": "intercepted-calls" }),
+            )
+            .await;
+        assert_eq!(status, 200, "{saved}");
+        let (_, saved) = h.get("/network?tag=^intercepted-calls$").await;
+        assert!(
+            saved.to_string().contains(&format!("{mock_id}:fulfill")),
+            "{saved}"
+        );
 
         // Bad rules say what is wrong.
         for (body, field) in [

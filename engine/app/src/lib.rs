@@ -282,7 +282,31 @@ impl App {
     fn unguarded_router(&self, loopback: bool) -> Router {
         let allowed_hosts =
             loopback.then(|| ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec());
-        let mcp = wabp_mcp::http_service(self.mcp.clone(), allowed_hosts, &self.mcp_shutdown);
+        let sessions =
+            wabp_mcp::http_service(self.mcp.clone(), allowed_hosts.clone(), &self.mcp_shutdown);
+        let json_only =
+            wabp_mcp::json_http_service(self.mcp.clone(), allowed_hosts, &self.mcp_shutdown);
+        // A client that reads event streams gets a session (and hears when
+        // plugins change the tools); one that accepts only JSON is answered
+        // statelessly with plain JSON.
+        let mcp = tower::service_fn(move |request: axum::extract::Request| {
+            let (sessions, json_only) = (sessions.clone(), json_only.clone());
+            async move {
+                use tower::ServiceExt as _;
+                if reads_event_streams(&request) {
+                    sessions.oneshot(request).await
+                } else {
+                    // The transport insists on being offered both; the
+                    // stateless one answers a plain call with JSON anyway.
+                    let mut request = request;
+                    request.headers_mut().insert(
+                        axum::http::header::ACCEPT,
+                        axum::http::HeaderValue::from_static("application/json, text/event-stream"),
+                    );
+                    json_only.oneshot(request).await
+                }
+            }
+        });
         // The caller of each MCP request comes from `/mcp?userId=`, resolved
         // by the same layer as REST's.
         let mcp = Router::new()
@@ -502,4 +526,17 @@ mod tests {
         }
         let _ = std::fs::remove_file(bad);
     }
+}
+
+/// Whether an MCP request belongs to a session or comes from a client that
+/// accepts `text/event-stream` (what a session's answers may be).
+fn reads_event_streams(request: &axum::extract::Request) -> bool {
+    let headers = request.headers();
+    headers.contains_key("mcp-session-id")
+        || request.method() == axum::http::Method::GET
+        || headers
+            .get_all(axum::http::header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains("text/event-stream"))
 }

@@ -60,6 +60,10 @@ pub struct NetworkCall {
     /// The `userId` of the tab's owner (`None`: no userId).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
+    /// The interception rule or plugin that answered it
+    /// (`<rule id>:<action>`, `plugin <name>:<action>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intercepted_by: Option<String>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -235,7 +239,7 @@ impl<'a> UrlParts<'a> {
 
 const COLUMNS_WITHOUT_BODIES: &str = "id, session_id, tag, tab_id, action_id, url, method, status, \
      resource_type, request_headers, response_headers, request_body_truncated, \
-     response_body_truncated, body_encoding, timing_ms, timestamp_ms, user_id";
+     response_body_truncated, body_encoding, timing_ms, timestamp_ms, user_id, intercepted_by";
 
 fn from_row(row: &Row<'_>, include_body: bool) -> rusqlite::Result<NetworkCall> {
     let (request_body, response_body) = if include_body {
@@ -267,6 +271,7 @@ fn from_row(row: &Row<'_>, include_body: bool) -> rusqlite::Result<NetworkCall> 
         timing_ms: row.get("timing_ms")?,
         timestamp_ms: row.get("timestamp_ms")?,
         user_id: row.get("user_id")?,
+        intercepted_by: row.get("intercepted_by")?,
     })
 }
 
@@ -281,8 +286,8 @@ pub(crate) fn insert(conn: &Connection, call: &NetworkCall) -> rusqlite::Result<
         "INSERT INTO network_calls (id, session_id, tag, tab_id, action_id, url, method, status,
              resource_type, request_headers, response_headers, request_body, response_body,
              request_body_truncated, response_body_truncated, body_encoding, timing_ms,
-             timestamp_ms, user_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             timestamp_ms, user_id, intercepted_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
     )?
     .execute(params![
         call.id,
@@ -304,6 +309,7 @@ pub(crate) fn insert(conn: &Connection, call: &NetworkCall) -> rusqlite::Result<
         call.timing_ms,
         call.timestamp_ms,
         call.user_id,
+        call.intercepted_by,
     ])?;
     Ok(())
 }

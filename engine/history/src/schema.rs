@@ -91,6 +91,10 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     CREATE INDEX events_by_user ON events(user_id);
     CREATE INDEX network_by_user ON network_calls(user_id);
     ",
+    // 3: which interception rule or plugin answered a call (NULL: none).
+    "
+    ALTER TABLE network_calls ADD COLUMN intercepted_by TEXT;
+    ",
 ];
 
 /// The schema version this build writes.

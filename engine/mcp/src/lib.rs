@@ -296,6 +296,7 @@ impl ServerHandler for WabpMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
                 .build(),
         )
         .with_server_info(Implementation::new("wabp", env!("CARGO_PKG_VERSION")))
@@ -333,6 +334,53 @@ impl ServerHandler for WabpMcp {
             .into())
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        Ok(rmcp::model::ListResourcesResult::with_all_items(vec![
+            rmcp::model::Resource::new(TABS_RESOURCE, "tabs")
+                .with_description("The caller's open tabs: id, url, title, active, pinned, muted")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        if request.uri != TABS_RESOURCE {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}; there is {TABS_RESOURCE}", request.uri),
+                None,
+            ));
+        }
+        let resolved = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>());
+        let listed = self.call_as(resolved, "browser_list_tabs", None).await;
+        let text = listed
+            .content
+            .iter()
+            .find_map(|block| block.as_text().map(|t| t.text.clone()))
+            .unwrap_or_default();
+        if listed.is_error == Some(true) {
+            return Err(ErrorData::internal_error(text, None));
+        }
+        Ok(rmcp::model::ReadResourceResult::new(vec![
+            rmcp::model::ResourceContents::TextResourceContents {
+                uri: TABS_RESOURCE.into(),
+                mime_type: Some("application/json".into()),
+                text,
+                meta: None,
+            },
+        ])
+        .into())
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let mut peers = self.ctx.peers.lock().unwrap_or_else(|e| e.into_inner());
         peers.retain(|p| !p.is_transport_closed());
@@ -364,6 +412,9 @@ impl ServerHandler for WabpMcp {
     }
 }
 
+/// The tab list as an MCP resource, as ABP names it.
+const TABS_RESOURCE: &str = "browser://tabs";
+
 /// Ends MCP streams on shutdown (cancel it and every service made with it
 /// closes its sessions).
 pub use tokio_util::sync::CancellationToken as ShutdownToken;
@@ -378,6 +429,28 @@ pub fn http_service(
 ) -> StreamableHttpService<WabpMcp, LocalSessionManager> {
     let mut config =
         StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    config = match allowed_hosts {
+        Some(hosts) => config.with_allowed_hosts(hosts),
+        None => config.disable_allowed_hosts(),
+    };
+    StreamableHttpService::new(
+        move || Ok(server.new_session()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+/// The same tools over stateless streamable HTTP answering plain
+/// `application/json`: for clients that can't read an event stream.
+pub fn json_http_service(
+    server: WabpMcp,
+    allowed_hosts: Option<Vec<String>>,
+    shutdown: &ShutdownToken,
+) -> StreamableHttpService<WabpMcp, LocalSessionManager> {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(shutdown.child_token())
+        .with_legacy_session_mode(false)
+        .with_json_response(true);
     config = match allowed_hosts {
         Some(hosts) => config.with_allowed_hosts(hosts),
         None => config.disable_allowed_hosts(),
