@@ -37,75 +37,83 @@ async fn page_log(h: &Harness, tab: &str) -> Vec<String> {
 #[test]
 fn drag_moves_html5_draggables_pointer_boxes_and_sliders() {
     let (h, _g) = shared();
-    block_on(async {
-        let tab = h.tab_on("/input-lab").await;
-        // HTML5 drag and drop, element to element.
-        let envelope = act(
-            h,
-            &tab,
-            "drag",
-            json!({ "start_selector": "#src", "end_selector": "#dst", "steps": 12 }),
+    block_on(drags(h));
+}
+
+#[test]
+fn drag_moves_html5_draggables_pointer_boxes_and_sliders_deterministic() {
+    let (h, _g) = common::deterministic();
+    block_on(drags(h));
+}
+
+async fn drags(h: &Harness) {
+    let tab = h.tab_on("/input-lab").await;
+    // HTML5 drag and drop, element to element.
+    let envelope = act(
+        h,
+        &tab,
+        "drag",
+        json!({ "start_selector": "#src", "end_selector": "#dst", "steps": 12 }),
+    )
+    .await;
+    assert_eq!(envelope["result"]["status"], "dragged", "{envelope}");
+    let log = page_log(h, &tab).await;
+    for expected in ["dragstart", "drop:payload", "dragend"] {
+        assert!(log.iter().any(|e| e == expected), "{expected}: {log:?}");
+    }
+
+    // A box that follows pointer events, by coordinates.
+    act(
+        h,
+        &tab,
+        "drag",
+        json!({ "start_x": 530, "start_y": 50, "end_x": 630, "end_y": 150 }),
+    )
+    .await;
+    let moved = h.eval(&tab, "[box.offsetLeft, box.offsetTop]").await;
+    assert_eq!(moved, json!([600, 120]), "the box followed the pointer");
+
+    // A slider: its thumb from the left end to the middle.
+    act(
+        h,
+        &tab,
+        "drag",
+        json!({ "start_x": 24, "start_y": 188, "end_x": 120, "end_y": 188, "steps": 5 }),
+    )
+    .await;
+    let value: f64 = h
+        .eval(&tab, "document.getElementById('range').value")
+        .await
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (35.0..=65.0).contains(&value),
+        "the slider moved to {value}"
+    );
+
+    // Either end must be named, and both well.
+    let (status, body) = h
+        .post(
+            &format!("/tabs/{tab}/drag"),
+            json!({ "end_x": 10, "end_y": 10 }),
         )
         .await;
-        assert_eq!(envelope["result"]["status"], "dragged", "{envelope}");
-        let log = page_log(h, &tab).await;
-        for expected in ["dragstart", "drop:payload", "dragend"] {
-            assert!(log.iter().any(|e| e == expected), "{expected}: {log:?}");
-        }
-
-        // A box that follows pointer events, by coordinates.
-        act(
-            h,
-            &tab,
-            "drag",
-            json!({ "start_x": 530, "start_y": 50, "end_x": 630, "end_y": 150 }),
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("start_x"),
+        "{body}"
+    );
+    let (status, body) = h
+        .post(
+            &format!("/tabs/{tab}/drag"),
+            json!({ "start_x": 1, "start_y": 1, "end_selector": "#nothing-here" }),
         )
         .await;
-        let moved = h.eval(&tab, "[box.offsetLeft, box.offsetTop]").await;
-        assert_eq!(moved, json!([600, 120]), "the box followed the pointer");
-
-        // A slider: its thumb from the left end to the middle.
-        act(
-            h,
-            &tab,
-            "drag",
-            json!({ "start_x": 24, "start_y": 188, "end_x": 120, "end_y": 188, "steps": 5 }),
-        )
-        .await;
-        let value: f64 = h
-            .eval(&tab, "document.getElementById('range').value")
-            .await
-            .as_str()
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert!(
-            (35.0..=65.0).contains(&value),
-            "the slider moved to {value}"
-        );
-
-        // Either end must be named, and both well.
-        let (status, body) = h
-            .post(
-                &format!("/tabs/{tab}/drag"),
-                json!({ "end_x": 10, "end_y": 10 }),
-            )
-            .await;
-        assert_eq!(status, 400, "{body}");
-        assert!(
-            body["error"].as_str().unwrap().contains("start_x"),
-            "{body}"
-        );
-        let (status, body) = h
-            .post(
-                &format!("/tabs/{tab}/drag"),
-                json!({ "start_x": 1, "start_y": 1, "end_selector": "#nothing-here" }),
-            )
-            .await;
-        assert!(status == 400 || status == 404, "{status} {body}");
-        assert!(body["error"].as_str().unwrap().contains("end"), "{body}");
-        h.delete(&format!("/tabs/{tab}")).await;
-    });
+    assert!(status == 400 || status == 404, "{status} {body}");
+    assert!(body["error"].as_str().unwrap().contains("end"), "{body}");
+    h.delete(&format!("/tabs/{tab}")).await;
 }
 
 #[test]
@@ -235,36 +243,44 @@ fn shortcuts_edit_like_a_keyboard_and_insert_types_in_one_step() {
 #[test]
 fn a_hover_that_lasts_shows_a_delayed_tooltip() {
     let (h, _g) = shared();
-    block_on(async {
-        let tab = h.tab_on("/input-lab").await;
-        let shown = "getComputedStyle(document.getElementById('tip')).display";
-        assert_eq!(h.eval(&tab, shown).await, json!("none"));
-        let envelope = act(
-            h,
-            &tab,
-            "hover",
-            json!({ "selector": "#tip-btn", "duration_ms": 450 }),
+    block_on(hover_delay(h));
+}
+
+#[test]
+fn a_hover_that_lasts_shows_a_delayed_tooltip_deterministic() {
+    let (h, _g) = common::deterministic();
+    block_on(hover_delay(h));
+}
+
+async fn hover_delay(h: &Harness) {
+    let tab = h.tab_on("/input-lab").await;
+    let shown = "getComputedStyle(document.getElementById('tip')).display";
+    assert_eq!(h.eval(&tab, shown).await, json!("none"));
+    let envelope = act(
+        h,
+        &tab,
+        "hover",
+        json!({ "selector": "#tip-btn", "duration_ms": 450 }),
+    )
+    .await;
+    assert_eq!(envelope["result"]["duration_ms"], 450);
+    assert_eq!(
+        h.eval(&tab, shown).await,
+        json!("block"),
+        "the tooltip's 300 ms delay ran while the pointer stayed"
+    );
+    let (status, answer) = h
+        .post(
+            &format!("/tabs/{tab}/hover"),
+            json!({ "selector": "#tip-btn", "duration_ms": 60000 }),
         )
         .await;
-        assert_eq!(envelope["result"]["duration_ms"], 450);
-        assert_eq!(
-            h.eval(&tab, shown).await,
-            json!("block"),
-            "the tooltip's 300 ms delay ran while the pointer stayed"
-        );
-        let (status, answer) = h
-            .post(
-                &format!("/tabs/{tab}/hover"),
-                json!({ "selector": "#tip-btn", "duration_ms": 60000 }),
-            )
-            .await;
-        assert_eq!(status, 400, "{answer}");
-        assert!(
-            answer["error"].as_str().unwrap().contains("duration_ms"),
-            "{answer}"
-        );
-        h.delete(&format!("/tabs/{tab}")).await;
-    });
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("duration_ms"),
+        "{answer}"
+    );
+    h.delete(&format!("/tabs/{tab}")).await;
 }
 
 /// A tab of `user` on `path`; its id.
@@ -577,116 +593,124 @@ fn near(color: [u8; 3], expected: [u8; 3]) -> bool {
 #[test]
 fn full_page_and_region_screenshots() {
     let (h, _g) = shared();
-    block_on(async {
-        let tab = h.tab_on("/surface").await;
-        h.eval(&tab, "scrollTo(0, 1000), 0").await;
-        let (status, envelope) = h
-            .post(
-                &format!("/tabs/{tab}/screenshot"),
-                json!({ "screenshot": { "area": "full_page" } }),
-            )
-            .await;
-        assert_eq!(status, 200, "{envelope}");
-        let shot = &envelope["screenshot_after"];
-        assert_eq!(
-            (shot["width"].as_u64(), shot["height"].as_u64()),
-            (Some(1280), Some(6000))
-        );
-        let (width, height, rgba) = common::decode_screenshot(shot);
-        assert_eq!((width, height), (1280, 6000));
-        assert!(
-            near(pixel(&rgba, width, 640, 50), [255, 0, 0]),
-            "the top band"
-        );
-        assert!(
-            near(pixel(&rgba, width, 640, 5950), [0, 0, 255]),
-            "the bottom band"
-        );
-        assert_eq!(envelope["data"], shot["data"], "ABP's top-level data");
-        assert_eq!(
-            h.eval(&tab, "[scrollY, innerWidth, innerHeight]").await,
-            json!([1000, 1280, 720]),
-            "scroll position and viewport unchanged"
-        );
-        let bytes = h
-            .http
-            .get(format!(
-                "{}/tabs/{tab}/screenshot?area=full_page",
-                h.server.api
-            ))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        let (width, height, _) = common::decode_webp(&bytes);
-        assert_eq!((width, height), (1280, 6000));
+    block_on(page_and_region_captures(h));
+}
 
-        // A region: exactly that box of the viewport.
-        h.eval(&tab, "scrollTo(0, 0), 0").await;
-        let (status, envelope) = h
-            .post(
-                &format!("/tabs/{tab}/screenshot"),
-                json!({ "screenshot": { "area": "region", "cursor": false, "markup": [],
-                    "region": { "x": 400, "y": 150, "width": 60, "height": 60 } } }),
-            )
-            .await;
-        assert_eq!(status, 200, "{envelope}");
-        let (width, height, rgba) = common::decode_screenshot(&envelope["screenshot_after"]);
-        assert_eq!((width, height), (60, 60));
-        for (x, y) in [(2, 2), (30, 30), (57, 57)] {
-            assert!(
-                near(pixel(&rgba, width, x, y), [0, 255, 0]),
-                "({x}, {y}) is green"
-            );
-        }
-        for (body, field) in [
-            (
-                json!({ "screenshot": { "area": "region", "region": { "x": 1200, "y": 0, "width": 200, "height": 10 } } }),
-                "outside",
-            ),
-            (
-                json!({ "screenshot": { "area": "region" } }),
-                "screenshot.region",
-            ),
-            (
-                json!({ "screenshot": { "area": "region", "region": { "x": 0, "y": 0, "width": 0, "height": 10 } } }),
-                "width",
-            ),
-        ] {
-            let (status, answer) = h.post(&format!("/tabs/{tab}/screenshot"), body).await;
-            assert_eq!(status, 400, "{answer}");
-            assert!(
-                answer["error"].as_str().unwrap().contains(field),
-                "{field}: {answer}"
-            );
-        }
-        // Actions capture the viewport (or a region of it), not the page.
-        let (status, answer) = h
-            .post(
-                &format!("/tabs/{tab}/move"),
-                json!({ "x": 5, "y": 5, "screenshot": { "area": "full_page" } }),
-            )
-            .await;
-        assert_eq!(status, 400, "{answer}");
-        assert!(answer["error"].as_str().unwrap().contains("full_page"));
-        // Past WebP's size, a clear error.
-        h.eval(&tab, "document.body.style.height = '40000px', 0")
-            .await;
-        let (status, answer) = h
-            .post(
-                &format!("/tabs/{tab}/screenshot"),
-                json!({ "screenshot": { "area": "full_page" } }),
-            )
-            .await;
+#[test]
+fn full_page_and_region_screenshots_deterministic() {
+    let (h, _g) = common::deterministic();
+    block_on(page_and_region_captures(h));
+}
+
+async fn page_and_region_captures(h: &Harness) {
+    let tab = h.tab_on("/surface").await;
+    h.eval(&tab, "scrollTo(0, 1000), 0").await;
+    let (status, envelope) = h
+        .post(
+            &format!("/tabs/{tab}/screenshot"),
+            json!({ "screenshot": { "area": "full_page" } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{envelope}");
+    let shot = &envelope["screenshot_after"];
+    assert_eq!(
+        (shot["width"].as_u64(), shot["height"].as_u64()),
+        (Some(1280), Some(6000))
+    );
+    let (width, height, rgba) = common::decode_screenshot(shot);
+    assert_eq!((width, height), (1280, 6000));
+    assert!(
+        near(pixel(&rgba, width, 640, 50), [255, 0, 0]),
+        "the top band"
+    );
+    assert!(
+        near(pixel(&rgba, width, 640, 5950), [0, 0, 255]),
+        "the bottom band"
+    );
+    assert_eq!(envelope["data"], shot["data"], "ABP's top-level data");
+    assert_eq!(
+        h.eval(&tab, "[scrollY, innerWidth, innerHeight]").await,
+        json!([1000, 1280, 720]),
+        "scroll position and viewport unchanged"
+    );
+    let answer = h
+        .http
+        .get(format!(
+            "{}/tabs/{tab}/screenshot?area=full_page",
+            h.server.api
+        ))
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status();
+    let bytes = answer.bytes().await.unwrap();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    let (width, height, _) = common::decode_webp(&bytes);
+    assert_eq!((width, height), (1280, 6000));
+
+    // A region: exactly that box of the viewport.
+    h.eval(&tab, "scrollTo(0, 0), 0").await;
+    let (status, envelope) = h
+        .post(
+            &format!("/tabs/{tab}/screenshot"),
+            json!({ "screenshot": { "area": "region", "cursor": false, "markup": [],
+                "region": { "x": 400, "y": 150, "width": 60, "height": 60 } } }),
+        )
+        .await;
+    assert_eq!(status, 200, "{envelope}");
+    let (width, height, rgba) = common::decode_screenshot(&envelope["screenshot_after"]);
+    assert_eq!((width, height), (60, 60));
+    for (x, y) in [(2, 2), (30, 30), (57, 57)] {
+        assert!(
+            near(pixel(&rgba, width, x, y), [0, 255, 0]),
+            "({x}, {y}) is green"
+        );
+    }
+    for (body, field) in [
+        (
+            json!({ "screenshot": { "area": "region", "region": { "x": 1200, "y": 0, "width": 200, "height": 10 } } }),
+            "outside",
+        ),
+        (
+            json!({ "screenshot": { "area": "region" } }),
+            "screenshot.region",
+        ),
+        (
+            json!({ "screenshot": { "area": "region", "region": { "x": 0, "y": 0, "width": 0, "height": 10 } } }),
+            "width",
+        ),
+    ] {
+        let (status, answer) = h.post(&format!("/tabs/{tab}/screenshot"), body).await;
         assert_eq!(status, 400, "{answer}");
         assert!(
-            answer["error"].as_str().unwrap().contains("regions"),
-            "{answer}"
+            answer["error"].as_str().unwrap().contains(field),
+            "{field}: {answer}"
         );
-        h.delete(&format!("/tabs/{tab}")).await;
-    });
+    }
+    // Actions capture the viewport (or a region of it), not the page.
+    let (status, answer) = h
+        .post(
+            &format!("/tabs/{tab}/move"),
+            json!({ "x": 5, "y": 5, "screenshot": { "area": "full_page" } }),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("full_page"));
+    // Past WebP's size, a clear error.
+    h.eval(&tab, "document.body.style.height = '40000px', 0")
+        .await;
+    let (status, answer) = h
+        .post(
+            &format!("/tabs/{tab}/screenshot"),
+            json!({ "screenshot": { "area": "full_page" } }),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["error"].as_str().unwrap().contains("regions"),
+        "{answer}"
+    );
+    h.delete(&format!("/tabs/{tab}")).await;
 }
 
 #[test]

@@ -51,16 +51,8 @@ impl Engine {
                     .unwrap_or("?")
             )));
         }
-        {
-            let browser = self.browser.read().await;
-            let browser = browser
-                .as_ref()
-                .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
-            browser
-                .browser
-                .execute(CancelDownloadParams::new(download.guid.clone()))
-                .await?;
-        }
+        self.cancel_in_browser(&download.guid, download.user_id.as_deref())
+            .await?;
         if let Some(d) = self
             .downloads
             .lock()
@@ -72,6 +64,21 @@ impl Engine {
             d.end_time = Some(now_ms());
         }
         Ok(json!({ "success": true, "message": "Download cancelled" }))
+    }
+
+    /// Stops a download in the browser context it runs in (a user's own,
+    /// or the default one).
+    pub(crate) async fn cancel_in_browser(&self, guid: &str, user: Option<&str>) -> Result<()> {
+        let mut params = CancelDownloadParams::new(guid.to_string());
+        if let Some(user) = user.filter(|u| *u != crate::caller::NOBODY) {
+            params.browser_context_id = Some(self.user_context(user).await?);
+        }
+        let browser = self.browser.read().await;
+        let browser = browser
+            .as_ref()
+            .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
+        browser.browser.execute(params).await?;
+        Ok(())
     }
 
     /// Where `user`'s finished downloads go.

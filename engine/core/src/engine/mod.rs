@@ -874,7 +874,7 @@ impl Engine {
                     "larger than the {} MB download limit (--max-download-mb)",
                     limit / (1024 * 1024)
                 ));
-                too_large = Some((d.guid.clone(), PathBuf::from(&d.path)));
+                too_large = Some((d.guid.clone(), PathBuf::from(&d.path), d.user_id.clone()));
             }
             if !d.announced {
                 d.announced = true;
@@ -921,15 +921,10 @@ impl Engine {
             }
             d.tab_id.clone()
         };
-        if let Some((guid, partial)) = too_large {
+        if let Some((guid, partial, user)) = too_large {
             let engine = self.clone();
             tokio::spawn(async move {
-                if let Some(browser) = engine.browser.read().await.as_ref() {
-                    let _ = browser
-                        .browser
-                        .execute(CancelDownloadParams::new(guid))
-                        .await;
-                }
+                let _ = engine.cancel_in_browser(&guid, user.as_deref()).await;
                 let _ = std::fs::remove_file(partial);
             });
         }

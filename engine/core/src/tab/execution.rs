@@ -585,6 +585,12 @@ impl FrameDriver {
             ))
             .await;
         restored?;
+        // A frame at the restored size: the next stretched frame then has
+        // damage to draw (an undamaged begin-frame comes back empty).
+        let redraw = BeginFrameParams::builder()
+            .interval(FRAME_INTERVAL_MS)
+            .build();
+        let _ = self.begin_frame(redraw, STEP_LIMIT).await;
         match frame?.screenshot_data {
             Some(data) => decode_base64_png(AsRef::<str>::as_ref(&data)),
             None => Err(Error::internal("the full-page frame came back empty")),
