@@ -427,9 +427,19 @@ pub fn http_service(
     allowed_hosts: Option<Vec<String>>,
     shutdown: &ShutdownToken,
 ) -> StreamableHttpService<WabpMcp, LocalSessionManager> {
-    let mut config =
-        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
-    config = match allowed_hosts {
+    streamable_service(
+        server,
+        allowed_hosts,
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
+    )
+}
+
+fn streamable_service(
+    server: WabpMcp,
+    allowed_hosts: Option<Vec<String>>,
+    config: StreamableHttpServerConfig,
+) -> StreamableHttpService<WabpMcp, LocalSessionManager> {
+    let config = match allowed_hosts {
         Some(hosts) => config.with_allowed_hosts(hosts),
         None => config.disable_allowed_hosts(),
     };
@@ -447,18 +457,13 @@ pub fn json_http_service(
     allowed_hosts: Option<Vec<String>>,
     shutdown: &ShutdownToken,
 ) -> StreamableHttpService<WabpMcp, LocalSessionManager> {
-    let mut config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(shutdown.child_token())
-        .with_legacy_session_mode(false)
-        .with_json_response(true);
-    config = match allowed_hosts {
-        Some(hosts) => config.with_allowed_hosts(hosts),
-        None => config.disable_allowed_hosts(),
-    };
-    StreamableHttpService::new(
-        move || Ok(server.new_session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
+    streamable_service(
+        server,
+        allowed_hosts,
+        StreamableHttpServerConfig::default()
+            .with_cancellation_token(shutdown.child_token())
+            .with_legacy_session_mode(false)
+            .with_json_response(true),
     )
 }
 

@@ -296,6 +296,16 @@ impl LoadedPlugin {
 }
 
 impl PluginBase {
+    /// Keeps a failed call's cause, and what the host did about it, for
+    /// `GET /plugins` until the plugin is reloaded.
+    fn remember_failure(&self, failure: &PluginFailure, consequence: &str) {
+        *self.last_failure.lock().unwrap() = Some(format!(
+            "{} (at {} ms since the epoch; {consequence})",
+            failure.message,
+            wabp_core::clock::now_ms() as u64
+        ));
+    }
+
     fn store(&self, page: Option<Arc<dyn PageHost>>) -> Store<HostState> {
         let deadline = Instant::now() + self.manifest.timeout();
         self.runtime.store(HostState::new(
@@ -694,11 +704,7 @@ impl ApprovalPolicy for PolicyPlugin {
             }),
             Err(failure) => {
                 // Kept until the plugin is reloaded: a denial's cause.
-                *plugin.last_failure.lock().unwrap() = Some(format!(
-                    "{} (at {} ms since the epoch; the operation was denied)",
-                    failure.message,
-                    wabp_core::clock::now_ms() as u64
-                ));
+                plugin.remember_failure(&failure, "the operation was denied");
                 Err(failure)
             }
         }
@@ -767,11 +773,7 @@ impl RequestInterceptor for InterceptorPlugin {
             }),
             Ok(wit::Outcome::Abort(reason)) => Ok(InterceptOutcome::Abort(reason)),
             Err(failure) => {
-                *plugin.last_failure.lock().unwrap() = Some(format!(
-                    "{} (at {} ms since the epoch; the request went on unchanged)",
-                    failure.message,
-                    wabp_core::clock::now_ms() as u64
-                ));
+                plugin.remember_failure(&failure, "the request went on unchanged");
                 Err(failure)
             }
         }

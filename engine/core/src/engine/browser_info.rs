@@ -102,12 +102,7 @@ impl Engine {
             user_agent: field("userAgent"),
             protocol_version: field("protocolVersion"),
             js_version: field("jsVersion"),
-            executable: self
-                .executable
-                .read()
-                .unwrap()
-                .as_ref()
-                .map(|p| p.display().to_string()),
+            executable: self.executable_path(),
             frame_driver: self.frame_driver().to_string(),
             site_isolation: self.config.browser.site_isolation,
             engine_version: env!("CARGO_PKG_VERSION").to_string(),

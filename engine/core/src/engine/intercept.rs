@@ -104,15 +104,7 @@ impl Engine {
     /// Each of the caller's tabs pauses its requests exactly while a rule
     /// may apply to it.
     async fn sync_interception(&self, caller: &Caller) -> Result<()> {
-        let tabs: Vec<Arc<Tab>> = self
-            .tabs
-            .read()
-            .unwrap()
-            .iter()
-            .filter(|t| caller.owns(t.owner().as_deref()))
-            .cloned()
-            .collect();
-        for tab in tabs {
+        for tab in self.tabs_of(caller) {
             tab.sync_interception().await?;
         }
         Ok(())

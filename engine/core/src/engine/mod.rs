@@ -316,12 +316,7 @@ impl Engine {
             },
             message,
             frame_driver: self.default_driver().name().into(),
-            executable: self
-                .executable
-                .read()
-                .unwrap()
-                .as_ref()
-                .map(|p| p.display().to_string()),
+            executable: self.executable_path(),
             restarts: self.restarts.load(std::sync::atomic::Ordering::Relaxed),
             sandbox: self.sandbox.read().unwrap().clone(),
             site_isolation: self.config.browser.site_isolation,
@@ -392,6 +387,15 @@ impl Engine {
         } else {
             DriverKind::Compositor
         }
+    }
+
+    /// The browser's executable, when the engine launched it.
+    pub fn executable_path(&self) -> Option<String> {
+        self.executable
+            .read()
+            .unwrap()
+            .as_ref()
+            .map(|p| p.display().to_string())
     }
 
     pub fn frame_driver(&self) -> &'static str {
@@ -936,16 +940,20 @@ impl Engine {
     }
 
     /// The caller's tabs, in listing order.
-    pub async fn list_tabs(&self, caller: &Caller) -> Result<Vec<TabSummary>> {
-        self.ensure_ready()?;
-        let tabs: Vec<Arc<Tab>> = self
-            .tabs
+    pub(crate) fn tabs_of(&self, caller: &Caller) -> Vec<Arc<Tab>> {
+        self.tabs
             .read()
             .unwrap()
             .iter()
             .filter(|t| caller.owns(t.owner().as_deref()))
             .cloned()
-            .collect();
+            .collect()
+    }
+
+    /// The caller's tabs, in listing order.
+    pub async fn list_tabs(&self, caller: &Caller) -> Result<Vec<TabSummary>> {
+        self.ensure_ready()?;
+        let tabs = self.tabs_of(caller);
         let active = self.active_tab(caller);
         let mut out = Vec::with_capacity(tabs.len());
         for tab in tabs {

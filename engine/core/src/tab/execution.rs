@@ -92,6 +92,18 @@ pub async fn accepts_begin_frames(page: &chromiumoxide::Page) -> bool {
     )
 }
 
+/// A begin-frame that also takes a (fast PNG) screenshot.
+fn screenshot_frame() -> BeginFrameParams {
+    BeginFrameParams::builder()
+        .interval(FRAME_INTERVAL_MS)
+        .screenshot(ScreenshotParams {
+            format: Some(ScreenshotParamsFormat::Png),
+            quality: None,
+            optimize_for_speed: Some(true),
+        })
+        .build()
+}
+
 /// Drives one tab's frames: freeze and thaw, the clock that grants virtual
 /// time, captures. It holds the two components it works on (the page
 /// session and the frames), never the tab.
@@ -560,14 +572,7 @@ impl FrameDriver {
                 metrics(viewport.width, height),
             )
             .await?;
-        let params = BeginFrameParams::builder()
-            .interval(FRAME_INTERVAL_MS)
-            .screenshot(ScreenshotParams {
-                format: Some(ScreenshotParamsFormat::Png),
-                quality: None,
-                optimize_for_speed: Some(true),
-            })
-            .build();
+        let params = screenshot_frame();
         let frame = self.begin_frame(params, Duration::from_secs(10)).await;
         // Put back whatever the frame did.
         let restored = self
@@ -598,14 +603,7 @@ impl FrameDriver {
     }
 
     async fn begin_frame_capture(&self) -> Result<Pixmap> {
-        let params = BeginFrameParams::builder()
-            .interval(FRAME_INTERVAL_MS)
-            .screenshot(ScreenshotParams {
-                format: Some(ScreenshotParamsFormat::Png),
-                quality: None,
-                optimize_for_speed: Some(true),
-            })
-            .build();
+        let params = screenshot_frame();
         let response = self.begin_frame(params, Duration::from_secs(10)).await?;
         match &response.screenshot_data {
             Some(data) => decode_base64_png(AsRef::<str>::as_ref(data)),
