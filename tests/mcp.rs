@@ -1280,6 +1280,34 @@ fn json_only_clients_get_plain_json_answers() {
             text.contains("\"id\""),
             "the tab list as text first: {body}"
         );
+
+        // Accepting both, a client gets a session, and still plain JSON for
+        // an answer that is one message.
+        let answer = h
+            .http
+            .post(&url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-06-18")
+            .json(&json!({
+                "jsonrpc": "2.0", "id": 3, "method": "initialize",
+                "params": { "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": { "name": "curl", "version": "1" } }
+            }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        assert!(
+            answer.headers().get("mcp-session-id").is_some(),
+            "a session"
+        );
+        let kind = answer.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(kind.starts_with("application/json"), "{kind}");
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body["id"], 3, "{body}");
     });
 }
 

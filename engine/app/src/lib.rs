@@ -318,7 +318,8 @@ impl App {
                 },
                 wabp_rest::resolve_caller,
             ))
-            .layer(axum::middleware::from_fn(session_end_is_no_content));
+            .layer(axum::middleware::from_fn(session_end_is_no_content))
+            .layer(axum::middleware::from_fn(single_answer_as_json));
         self.api_router().merge(mcp)
     }
 
@@ -495,9 +496,145 @@ async fn session_end_is_no_content(
     response
 }
 
+/// Largest MCP event collected to be sent as plain JSON.
+const MCP_ANSWER_LIMIT: usize = 64 << 20;
+
+/// A session's answer to a POST comes as an event stream; when its first
+/// message is the JSON-RPC answer and the client accepts JSON, that answer
+/// goes out as `application/json` as soon as it comes, as ABP's server
+/// answers (a `curl | jq` reads it). A stream that starts with anything else
+/// (progress, a request to the client) goes out as a stream.
+async fn single_answer_as_json(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use futures::StreamExt as _;
+    let wants_json = request.method() == axum::http::Method::POST
+        && request
+            .headers()
+            .get_all(axum::http::header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains("application/json"));
+    let response = next.run(request).await;
+    let is_stream = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !wants_json || !is_stream {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut seen: Vec<u8> = Vec::new();
+    let mut scanned = 0;
+    loop {
+        // Whole events so far: the first with data decides.
+        while let Some(end) = find_event_end(&seen[scanned..]) {
+            let event = &seen[scanned..scanned + end];
+            scanned += end;
+            match event_data(event) {
+                None => continue,
+                Some(data) if is_answer(&data) => {
+                    parts.headers.insert(
+                        axum::http::header::CONTENT_TYPE,
+                        axum::http::HeaderValue::from_static("application/json"),
+                    );
+                    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+                    parts.headers.remove(axum::http::header::CACHE_CONTROL);
+                    return axum::response::Response::from_parts(
+                        parts,
+                        axum::body::Body::from(data),
+                    );
+                }
+                Some(_) => {
+                    let head = futures::stream::once(async move {
+                        Ok::<_, axum::Error>(axum::body::Bytes::from(seen))
+                    });
+                    return axum::response::Response::from_parts(
+                        parts,
+                        axum::body::Body::from_stream(head.chain(stream)),
+                    );
+                }
+            }
+        }
+        match stream.next().await {
+            Some(Ok(chunk)) if seen.len() + chunk.len() <= MCP_ANSWER_LIMIT => {
+                seen.extend_from_slice(&chunk);
+            }
+            // Too large, broken or ended early: what came, as it came.
+            other => {
+                let rest: Vec<Result<axum::body::Bytes, axum::Error>> = match other {
+                    Some(item) => vec![item],
+                    None => Vec::new(),
+                };
+                let head = futures::stream::once(async move {
+                    Ok::<_, axum::Error>(axum::body::Bytes::from(seen))
+                });
+                return axum::response::Response::from_parts(
+                    parts,
+                    axum::body::Body::from_stream(
+                        head.chain(futures::stream::iter(rest)).chain(stream),
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Where the first whole event of an event stream ends (after its blank
+/// line), if one has come.
+fn find_event_end(bytes: &[u8]) -> Option<usize> {
+    (0..bytes.len()).find_map(|i| {
+        if bytes[i..].starts_with(b"\n\n") {
+            Some(i + 2)
+        } else if bytes[i..].starts_with(b"\r\n\r\n") {
+            Some(i + 4)
+        } else {
+            None
+        }
+    })
+}
+
+/// An event's data lines joined (none: an event without data, like a
+/// priming event or a keep-alive comment).
+fn event_data(event: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(event).ok()?;
+    let data: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| data.strip_prefix(' ').unwrap_or(data))
+        .collect();
+    let data = data.join("\n");
+    (!data.trim().is_empty()).then_some(data)
+}
+
+/// Whether a message is a JSON-RPC answer (an id and a result or error).
+fn is_answer(data: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(data).is_ok_and(|m| {
+        m.get("id").is_some() && (m.get("result").is_some() || m.get("error").is_some())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_are_split_and_answers_recognised() {
+        let stream = b"id: 0\nretry: 3000\ndata: \n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+        let first = find_event_end(stream).unwrap();
+        assert_eq!(event_data(&stream[..first]), None, "a priming event");
+        let second = find_event_end(&stream[first..]).unwrap();
+        let data = event_data(&stream[first..first + second]).unwrap();
+        assert_eq!(data, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+        assert!(is_answer(&data));
+        assert!(!is_answer(
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}"
+        ));
+        assert_eq!(find_event_end(b"data: {\"partial\""), None);
+    }
 
     #[test]
     fn the_example_policy_file_reads_as_json() {
