@@ -509,13 +509,8 @@ async fn single_answer_as_json(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use futures::StreamExt as _;
-    let wants_json = request.method() == axum::http::Method::POST
-        && request
-            .headers()
-            .get_all(axum::http::header::ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .any(|v| v.contains("application/json"));
+    let wants_json =
+        request.method() == axum::http::Method::POST && accepts(&request, "application/json");
     let response = next.run(request).await;
     let is_stream = response
         .headers()
@@ -668,12 +663,17 @@ mod tests {
 /// Whether an MCP request belongs to a session or comes from a client that
 /// accepts `text/event-stream` (what a session's answers may be).
 fn reads_event_streams(request: &axum::extract::Request) -> bool {
-    let headers = request.headers();
-    headers.contains_key("mcp-session-id")
+    request.headers().contains_key("mcp-session-id")
         || request.method() == axum::http::Method::GET
-        || headers
-            .get_all(axum::http::header::ACCEPT)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .any(|v| v.contains("text/event-stream"))
+        || accepts(request, "text/event-stream")
+}
+
+/// Whether the request's `Accept` names `mime`.
+fn accepts(request: &axum::extract::Request, mime: &str) -> bool {
+    request
+        .headers()
+        .get_all(axum::http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains(mime))
 }

@@ -51,7 +51,8 @@ impl Engine {
     }
 
     /// A new tab of the same user at the same URL, muted if the tab is,
-    /// right after it; it becomes the caller's active tab.
+    /// right after it; it becomes the caller's active tab (as `create_tab`
+    /// makes it).
     pub async fn duplicate_tab(
         &self,
         caller: &Caller,
@@ -69,10 +70,6 @@ impl Engine {
             copy.set_muted(true).await?;
         }
         self.place_tab(caller, &copy, index);
-        self.active_tabs
-            .lock()
-            .unwrap()
-            .insert(caller.user_id().map(str::to_string), copy.id.clone());
         Ok(created)
     }
 
