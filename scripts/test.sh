@@ -7,6 +7,13 @@ bash scripts/setup.sh
 # The official Python MCP SDK, for tests/mcp.rs (a second, independent client).
 WABP_TEST_PYTHON="$(bash scripts/test-python.sh)"
 export WABP_TEST_PYTHON
+# Session folders (Chromium profiles included) go to one place that each run
+# clears, so repeated runs never fill the disk.
+TMPDIR="$PWD/target/test-tmp"
+rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
+export TMPDIR
 # Browser tests share one engine per test binary; two threads keep 2 cores busy.
 cargo test --workspace --locked -- --test-threads=2
 cargo test --manifest-path plugins/Cargo.toml --locked -p standard-waits -p standard-policy
+# Kept after a failure, for a look; gone after a pass.
+rm -rf "$TMPDIR"
