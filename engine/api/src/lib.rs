@@ -47,6 +47,8 @@ pub struct Services {
     pub policy_settings: Arc<str>,
     /// Approvals policies asked for.
     pub approvals: Arc<approvals::Approvals>,
+    /// The agent loop's tasks.
+    pub agents: Arc<wabp_agent::Tasks>,
 }
 
 impl Services {
@@ -58,6 +60,7 @@ impl Services {
             shutdown: Arc::new(tokio::sync::Notify::new()),
             policy_settings: "{}".into(),
             approvals: Default::default(),
+            agents: Default::default(),
         }
     }
 
@@ -70,6 +73,7 @@ impl Services {
             shutdown: self.shutdown.clone(),
             policy_settings: self.policy_settings.clone(),
             approvals: self.approvals.clone(),
+            agents: self.agents.clone(),
         }
     }
 }
@@ -86,6 +90,7 @@ pub struct Ctx {
     pub shutdown: Arc<tokio::sync::Notify>,
     pub policy_settings: Arc<str>,
     pub approvals: Arc<approvals::Approvals>,
+    pub agents: Arc<wabp_agent::Tasks>,
 }
 
 /// The HTTP method of a REST route.
@@ -127,6 +132,15 @@ pub enum Output {
         mime: &'static str,
         bytes: Vec<u8>,
     },
+    /// Server-sent events (REST only): named events with JSON data, until
+    /// the stream ends.
+    Events(futures::stream::BoxStream<'static, ServerEvent>),
+}
+
+/// One server-sent event.
+pub struct ServerEvent {
+    pub event: String,
+    pub data: Value,
 }
 
 /// How an MCP client is best shown a JSON answer.
@@ -275,6 +289,12 @@ impl Operation {
     pub fn answers_bytes(mut self, mime: &str) -> Self {
         self.output_schema =
             json!({ "type": "string", "format": "binary", "contentMediaType": mime });
+        self
+    }
+
+    /// Answers a stream of server-sent events.
+    pub fn answers_events(mut self) -> Self {
+        self.output_schema = json!({ "type": "string", "contentMediaType": "text/event-stream" });
         self
     }
 

@@ -13,6 +13,7 @@ use wabp_core::{Engine, EngineConfig};
 use wabp_history::HistoryStore;
 use wabp_plugin_host::{Registry, WatchHandle};
 
+pub mod agent_cli;
 pub mod plugin_cli;
 mod recorder;
 

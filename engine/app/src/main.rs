@@ -28,6 +28,38 @@ enum Command {
     /// Scaffold, build and install plugins.
     #[command(subcommand)]
     Plugin(wabp::plugin_cli::PluginCommand),
+    /// Run an agent task to its end: an LLM reads the page and acts until
+    /// it is done (a live progress line on stderr, the result on stdout;
+    /// exit status 0 when the task succeeded). Same engine options as serve.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// What to do, in natural language.
+    task: String,
+    /// The LLM provider: openai (any OpenAI-compatible server), anthropic, google.
+    #[arg(long, default_value = "openai", value_parser = ["openai", "anthropic", "google"])]
+    provider: String,
+    /// Model name (default: the provider's usual one).
+    #[arg(long)]
+    model: Option<String>,
+    /// The provider's base URL as its SDK takes it (OpenAI: ending in /v1,
+    /// e.g. http://127.0.0.1:11434/v1 for Ollama; Anthropic, Google: the host root).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The provider's API key (default: OPENAI_API_KEY, ANTHROPIC_API_KEY,
+    /// GEMINI_API_KEY or GOOGLE_API_KEY).
+    #[arg(long, env = "WABP_AGENT_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// Steps at most.
+    #[arg(long, default_value_t = 25)]
+    max_steps: u32,
+    /// Open this page before the first step.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    #[command(flatten)]
+    serve: ServeArgs,
 }
 
 #[derive(clap::Args)]
@@ -191,12 +223,26 @@ async fn main() -> anyhow::Result<()> {
             serve(args.serve, Some(caller)).await
         }
         Command::Plugin(command) => wabp::plugin_cli::run(command).await,
+        Command::Run(args) => {
+            let (options, _) = engine_options(args.serve)?;
+            let task = wabp::agent_cli::RunTask {
+                task: args.task,
+                provider: args.provider,
+                model: args.model,
+                base_url: args.base_url,
+                api_key: args.api_key,
+                max_steps: args.max_steps,
+                url: args.url,
+            };
+            let succeeded = wabp::agent_cli::run(options, task).await?;
+            std::process::exit(if succeeded { 0 } else { 1 });
+        }
     }
 }
 
-/// Serves HTTP, or MCP on stdio for `stdio_caller`.
-async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyhow::Result<()> {
-    let stdio = stdio_caller.is_some();
+/// The engine's options from the command line, and whether it listens on
+/// loopback.
+fn engine_options(args: ServeArgs) -> anyhow::Result<(Options, bool)> {
     let session_dir = match args.session_dir {
         Some(dir) => dir,
         None => std::env::temp_dir().join(format!(
@@ -210,34 +256,17 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         (None, Some(path)) => LaunchMode::Binary(path),
         (None, None) => LaunchMode::Auto,
     };
-    // Off loopback, anyone who can reach the port would control the browser.
     let loopback = args.host == "localhost"
         || args
             .host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback());
-    if !stdio && !loopback && args.auth_token.is_none() && args.auth_tokens.is_none() {
-        anyhow::bail!(
-            "refusing to listen on {} without a token: anyone who can reach it would control the browser. \
-             Give --auth-token (or --auth-tokens FILE), or listen on 127.0.0.1",
-            args.host
-        );
-    }
-    let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port));
-    let listener = match stdio {
-        true => None,
-        false => Some(
-            listener
-                .await
-                .with_context(|| format!("could not listen on {}:{}", args.host, args.port))?,
-        ),
-    };
     let options = Options {
         launch,
         headed: args.headed,
         viewport: args.viewport,
         plugin_dir: Some(args.plugins),
-        session_dir: session_dir.clone(),
+        session_dir,
         auth_token: args.auth_token,
         auth_tokens_file: args.auth_tokens,
         policy_file: args.policy,
@@ -255,6 +284,32 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         },
         allowed_origins: args.allow_origin,
         extra_schemes: args.allow_scheme,
+    };
+    Ok((options, loopback))
+}
+
+/// Serves HTTP, or MCP on stdio for `stdio_caller`.
+async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyhow::Result<()> {
+    let stdio = stdio_caller.is_some();
+    let (host, port) = (args.host.clone(), args.port);
+    let has_token = args.auth_token.is_some() || args.auth_tokens.is_some();
+    let (options, loopback) = engine_options(args)?;
+    let session_dir = options.session_dir.clone();
+    // Off loopback, anyone who can reach the port would control the browser.
+    if !stdio && !loopback && !has_token {
+        anyhow::bail!(
+            "refusing to listen on {host} without a token: anyone who can reach it would control the browser. \
+             Give --auth-token (or --auth-tokens FILE), or listen on 127.0.0.1"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind((host.as_str(), port));
+    let listener = match stdio {
+        true => None,
+        false => Some(
+            listener
+                .await
+                .with_context(|| format!("could not listen on {host}:{port}"))?,
+        ),
     };
     let app = App::prepare(options).await?;
     let Some(listener) = listener else {

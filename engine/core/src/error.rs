@@ -47,6 +47,9 @@ pub enum ErrorCode {
     ApprovalRequired,
     /// A plugin trapped, ran out of time or memory.
     PluginFailed,
+    /// What it acts on is busy with something else (a tab running an
+    /// agent task).
+    Conflict,
     Internal,
 }
 
@@ -67,7 +70,7 @@ impl ErrorCode {
             | ErrorCode::DownloadNotFound
             | ErrorCode::ElementNotFound
             | ErrorCode::SelectorNotFound => 404,
-            ErrorCode::HumanMode | ErrorCode::StaleRef => 409,
+            ErrorCode::HumanMode | ErrorCode::StaleRef | ErrorCode::Conflict => 409,
             ErrorCode::LimitReached => 429,
             ErrorCode::WaitTimeout => 408,
             ErrorCode::Unauthorized => 401,
@@ -108,6 +111,7 @@ impl ErrorCode {
             ErrorCode::NetworkError => "NETWORK_ERROR",
             ErrorCode::EvaluationError => "EVALUATION_ERROR",
             ErrorCode::NotReady => "NOT_READY",
+            ErrorCode::Conflict => "CONFLICT",
             ErrorCode::BrowserInitFailed => "BROWSER_INIT_FAILED",
             ErrorCode::DevtoolsInitFailed => "DEVTOOLS_INIT_FAILED",
             ErrorCode::HumanMode => "HUMAN_MODE",

@@ -53,6 +53,11 @@ pub fn content(output: Output, presentation: Presentation) -> Result<Vec<Content
                 content.push(text_json(&value));
             }
         },
+        Output::Events(_) => {
+            return Err(Error::invalid(
+                "this operation streams server-sent events over REST only",
+            ));
+        }
         Output::Bytes { mime, bytes } => content.push(ContentBlock::image(
             base64::engine::general_purpose::STANDARD.encode(bytes),
             mime,

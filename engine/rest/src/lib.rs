@@ -15,6 +15,7 @@ use axum::Router;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, on, post};
 use axum::{Extension, Json};
@@ -176,6 +177,17 @@ async fn serve(
         Ok(Output::Json(value)) => (status, Json(value)).into_response(),
         Ok(Output::Bytes { mime, bytes }) => {
             (status, [(header::CONTENT_TYPE, mime)], bytes).into_response()
+        }
+        Ok(Output::Events(events)) => {
+            use futures::StreamExt;
+            let events = events.map(|e| {
+                Ok::<_, std::convert::Infallible>(
+                    Event::default().event(e.event).data(e.data.to_string()),
+                )
+            });
+            Sse::new(events)
+                .keep_alive(KeepAlive::default())
+                .into_response()
         }
         Err(e) => ApiError(e).into_response(),
     }

@@ -3,6 +3,7 @@
 //! tab an operation names, the action options) live here.
 
 pub mod actions;
+mod agent;
 mod browser;
 mod cookies;
 pub(crate) mod history;
@@ -30,6 +31,7 @@ pub fn fixed() -> Vec<Operation> {
     all.extend(observe::operations());
     all.extend(network::operations());
     all.extend(history::operations());
+    all.extend(agent::operations());
     all
 }
 
