@@ -639,7 +639,7 @@ fn details_of(action: &ChosenAction, state: &Value) -> String {
         .and_then(|n| element(state, n))
         .is_some_and(|e| e.get("type").and_then(Value::as_str) == Some("password"));
     match action.kind.as_str() {
-        "click" => format!("click {}", target.unwrap_or_default()),
+        "click" => target.unwrap_or_default(),
         "input_text" => {
             // Typed passwords stay out of the task's history.
             let text = if password {
@@ -654,7 +654,7 @@ fn details_of(action: &ChosenAction, state: &Value) -> String {
                         .unwrap_or("")
                 )
             };
-            format!("type {text} into {}", target.unwrap_or_default())
+            format!("{text} into {}", target.unwrap_or_default())
         }
         "navigate" => format!(
             "go to {}",
