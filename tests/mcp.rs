@@ -1354,3 +1354,101 @@ fn the_tab_list_is_a_resource() {
         session.cancel().await.ok();
     });
 }
+
+/// An OpenAI-compatible model that clicks the page's first element, then
+/// says done; its `/v1` address.
+async fn one_click_model() -> String {
+    use axum::Json;
+    use axum::routing::post;
+    let calls = Arc::new(Mutex::new(0u32));
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |Json(body): Json<Value>| {
+            let calls = calls.clone();
+            async move {
+                let user = body["messages"][1]["content"].as_str().unwrap_or("").to_string();
+                let n = {
+                    let mut calls = calls.lock().unwrap();
+                    *calls += 1;
+                    *calls
+                };
+                let first = user
+                    .lines()
+                    .find(|l| l.starts_with('['))
+                    .and_then(|l| l[1..l.find(']')?].parse::<u64>().ok());
+                let action = match (n, first) {
+                    (1, Some(index)) => json!({"type": "click", "index": index}),
+                    _ => json!({"type": "done", "text": format!("done after {n} calls")}),
+                };
+                Json(json!({"choices": [{"message": {"role": "assistant", "content": action.to_string()}}]}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    common::runtime().spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+#[test]
+fn agent_tools_start_follow_and_stop_a_task() {
+    let (h, _g) = shared();
+    block_on(async {
+        let model = one_click_model().await;
+        let session = connect_http(&mcp_url(&h.server), None).await.unwrap();
+        let tab = new_tab(&session).await;
+        ok(
+            call(
+                &session,
+                "browser_navigate",
+                json!({ "tab_id": tab, "url": h.url("/"), "screenshot": {"area": "none"} }),
+            )
+            .await,
+            "navigate",
+        );
+        let started = ok(
+            call(
+                &session,
+                "browser_agent_start",
+                json!({ "task": "click something", "tab_id": tab, "max_steps": 5,
+                        "settings": { "llmProvider": "openai", "baseUrl": model, "apiKey": "sk-mcp-secret" } }),
+            )
+            .await,
+            "agent start",
+        );
+        let started: Value = serde_json::from_str(&text_of(&started)).unwrap();
+        assert_eq!(started["status"], "running");
+        let id = started["id"].as_str().unwrap();
+        let status = ok(
+            call(
+                &session,
+                "browser_agent_status",
+                json!({ "id": id, "wait_ms": 60000 }),
+            )
+            .await,
+            "agent status",
+        );
+        let text = text_of(&status);
+        assert!(!text.contains("sk-mcp-secret"), "{text}");
+        let view: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(view["status"], "success", "{view}");
+        assert_eq!(view["result"]["text"], "done after 2 calls");
+        assert_eq!(view["history"][0]["action"], "click");
+        assert!(view["history"][0]["action_id"].is_string(), "{view}");
+        // Stopping a finished task changes nothing; an unknown one is an error result.
+        let stopped = ok(
+            call(&session, "browser_agent_stop", json!({ "id": id })).await,
+            "stop",
+        );
+        let stopped: Value = serde_json::from_str(&text_of(&stopped)).unwrap();
+        assert_eq!(stopped["status"], "success");
+        let missing = call(
+            &session,
+            "browser_agent_status",
+            json!({ "id": "task_nope" }),
+        )
+        .await;
+        assert_eq!(missing.is_error, Some(true));
+        session.cancel().await.unwrap();
+    });
+}
