@@ -1001,3 +1001,133 @@ fn session_limits_evict_the_idle_and_refuse_extra_tabs() {
         h.server.app.shutdown(Duration::from_secs(5)).await;
     });
 }
+
+#[test]
+fn json_snapshot_gives_every_element_a_ref() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/form").await;
+        h.eval(&tab, "document.getElementById('name').focus(); true")
+            .await;
+        let body = snapshot(h, &tab, "?format=json").await;
+        let mut flat = Vec::new();
+        fn walk(v: &Value, out: &mut Vec<Value>) {
+            for e in v.as_array().into_iter().flatten() {
+                out.push(e.clone());
+                walk(&e["children"], out);
+            }
+        }
+        walk(&body["elements"], &mut flat);
+        assert!(flat.len() > 10, "{body}");
+        for element in &flat {
+            let r = element["ref_id"].as_str();
+            assert!(
+                r.is_some_and(|r| r.starts_with('e')),
+                "no ref_id: {element}"
+            );
+        }
+        assert_eq!(body["refs_count"].as_u64().unwrap() as usize, flat.len());
+        // Headings, labels' text and plain text have refs too; text is named
+        // by the element that holds it.
+        let heading = flat
+            .iter()
+            .find(|e| e["role"] == "heading" && e["name"] == "Sign up")
+            .expect("the heading");
+        let heading_ref = heading["ref_id"].as_str().unwrap().to_string();
+        assert!(
+            heading["bounds"]["width"].as_f64().unwrap() > 10.0,
+            "{heading}"
+        );
+        let label = flat
+            .iter()
+            .find(|e| e["role"] == "text" && e["name"] == "Email")
+            .expect("the label's text");
+        let (status, read) = h
+            .post(&format!("/tabs/{tab}/text"), json!({ "ref": label["ref_id"] }))
+            .await;
+        assert_eq!(status, 200, "{read}");
+        assert_eq!(read["text"], "Email");
+        // The focused element is named.
+        let name = flat
+            .iter()
+            .find(|e| e["role"] == "textbox" && e["name"] == "Name")
+            .unwrap();
+        assert_eq!(body["focused_ref"], name["ref_id"], "{body}");
+        // The text snapshot keeps refs for what can be acted on.
+        let text_snapshot = snapshot(h, &tab, "").await;
+        let line = text_snapshot["snapshot"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .find(|l| l.contains("heading \"Sign up\""))
+            .unwrap()
+            .to_string();
+        assert!(!line.contains("[e"), "{line}");
+
+        // A heading's ref reads its text, hovers and frames a region screenshot.
+        let (status, read) = h
+            .post(&format!("/tabs/{tab}/text"), json!({ "ref": heading_ref }))
+            .await;
+        assert_eq!(status, 200, "{read}");
+        assert_eq!(read["text"], "Sign up");
+        let (status, hovered) = h
+            .post(
+                &format!("/tabs/{tab}/hover"),
+                json!({ "ref": heading_ref, "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{hovered}");
+        let (status, shot) = h
+            .post(
+                &format!("/tabs/{tab}/screenshot"),
+                json!({ "screenshot": { "area": "region", "region": { "ref": heading_ref } } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{shot}");
+        let (w, hgt, _) = common::decode_screenshot(&shot["screenshot_after"]);
+        let bounds = &heading["bounds"];
+        assert!(
+            (w as f64 - bounds["width"].as_f64().unwrap()).abs() <= 2.0
+                && (hgt as f64 - bounds["height"].as_f64().unwrap()).abs() <= 2.0,
+            "{w}x{hgt} vs {bounds}"
+        );
+        // A far element is scrolled into view for its region.
+        let far = flat
+            .iter()
+            .find(|e| e["role"] == "button" && e["name"] == "Far button")
+            .unwrap();
+        let (status, shot) = h
+            .post(
+                &format!("/tabs/{tab}/screenshot"),
+                json!({ "screenshot": { "area": "region", "region": { "ref": far["ref_id"] } } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{shot}");
+        let (status, bad) = h
+            .post(
+                &format!("/tabs/{tab}/screenshot"),
+                json!({ "screenshot": { "area": "region", "region": { "ref": 7 } } }),
+            )
+            .await;
+        assert_eq!(status, 400, "{bad}");
+
+        // Stale once the page is gone, like every ref.
+        h.post(
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/"), "screenshot": { "area": "none" } }),
+        )
+        .await;
+        let (status, stale) = h
+            .post(&format!("/tabs/{tab}/text"), json!({ "ref": heading_ref }))
+            .await;
+        assert_eq!(status, 409, "{stale}");
+        let (status, stale) = h
+            .post(
+                &format!("/tabs/{tab}/screenshot"),
+                json!({ "screenshot": { "area": "region", "region": { "ref": heading_ref } } }),
+            )
+            .await;
+        assert_eq!(status, 409, "{stale}");
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}

@@ -80,7 +80,7 @@ fn screenshot_schema(_: &mut SchemaGenerator) -> Schema {
         "description": "Before/after screenshots (WebP with element markup)",
         "properties": {
             "area": {"type": "string", "enum": ["viewport", "full_page", "region", "none"], "description": "none: no screenshots; full_page: the whole scroll height (screenshot endpoint only, no markup); region: the box in `region`"},
-            "region": {"type": "object", "description": "for area \"region\": a box of the viewport in CSS pixels", "properties": {"x": {"type": "number", "minimum": 0}, "y": {"type": "number", "minimum": 0}, "width": {"type": "number", "minimum": 1}, "height": {"type": "number", "minimum": 1}}, "required": ["x", "y", "width", "height"]},
+            "region": {"type": "object", "description": "for area \"region\": a box of the viewport in CSS pixels; on the screenshot endpoint also an element, {\"ref\": \"e7\"} or {\"selector\": \"...\"} (scrolled into view)", "properties": {"x": {"type": "number", "minimum": 0}, "y": {"type": "number", "minimum": 0}, "width": {"type": "number", "minimum": 1}, "height": {"type": "number", "minimum": 1}, "ref": {"type": "string"}, "selector": {"type": "string"}}},
             "markup": {"type": "array", "items": {"type": "string"}, "description": "markup tags to draw (default: all)"},
             "disable_markup": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\"grid\"]"},
             "cursor": {"type": "boolean", "description": "draw the virtual cursor (default true)"},

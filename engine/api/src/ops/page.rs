@@ -93,6 +93,40 @@ struct ScreenshotImage {
     area: Option<String>,
 }
 
+/// A `screenshot.region` that names an element (`{"ref"}` or
+/// `{"selector"}`) becomes that element's visible box.
+async fn region_of_element(
+    ctx: &crate::Ctx,
+    tab: &str,
+    options: &mut Options,
+) -> wabp_core::Result<()> {
+    let Some(region) = options
+        .screenshot
+        .as_mut()
+        .and_then(|s| s.get_mut("region"))
+        .and_then(|r| r.as_object_mut())
+    else {
+        return Ok(());
+    };
+    let target = match (region.get("ref"), region.get("selector")) {
+        (Some(serde_json::Value::String(r)), _) => wabp_core::plugin::Target::Ref(r.clone()),
+        (_, Some(serde_json::Value::String(s))) => wabp_core::plugin::Target::Selector(s.clone()),
+        (None, None) => return Ok(()),
+        _ => {
+            return Err(Error::invalid(
+                "screenshot.region.ref and .selector must be strings",
+            ));
+        }
+    };
+    let clip = ctx.engine.element_region(&ctx.caller, tab, &target).await?;
+    region.clear();
+    region.insert("x".into(), json!(clip.x));
+    region.insert("y".into(), json!(clip.y));
+    region.insert("width".into(), json!(clip.width.max(1.0)));
+    region.insert("height".into(), json!(clip.height.max(1.0)));
+    Ok(())
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct Execute {
     #[serde(flatten)]
@@ -125,6 +159,10 @@ struct Text {
     /// CSS selector (default: the whole page's text).
     #[serde(default)]
     selector: Option<String>,
+    /// A ref from a snapshot (`e7`, `f1e3`): that element's text; stale refs
+    /// answer 409.
+    #[serde(default, rename = "ref")]
+    element_ref: Option<String>,
 }
 
 fn tag_list(text: &str) -> Vec<String> {
@@ -205,8 +243,10 @@ pub fn operations() -> Vec<Operation> {
             "screenshot_action",
             "Screenshot of a tab's viewport with element markup (clickable, typeable, scrollable, grid, selected), as WebP, in an action envelope.",
             |ctx, input: ScreenshotAction| async move {
+                let mut options = input.options;
                 let tab = input.tab.resolve(&ctx)?;
-                let options = input.options.resolve("immediate")?;
+                region_of_element(&ctx, &tab, &mut options).await?;
+                let options = options.resolve("immediate")?;
                 Ok(Output::Envelope(
                     ctx.engine.screenshot_action(&ctx.caller, &tab, &options).await?,
                 ))
@@ -275,12 +315,17 @@ pub fn operations() -> Vec<Operation> {
         .scope(Scope::Script),
         Operation::new(
             "text",
-            "The page's visible text, or that of the first element matching `selector`.",
+            "The page's visible text, or that of the element a `ref` names or the first matching `selector`.",
             |ctx, input: Text| async move {
                 let tab = input.tab.resolve(&ctx)?;
                 let text = ctx
                     .engine
-                    .text(&ctx.caller, &tab, input.selector.as_deref())
+                    .text(
+                        &ctx.caller,
+                        &tab,
+                        input.selector.as_deref(),
+                        input.element_ref.as_deref(),
+                    )
                     .await?;
                 json(super::to_json(&TextAnswer { text })?)
             },

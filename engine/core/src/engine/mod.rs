@@ -1454,8 +1454,14 @@ impl Engine {
         caller: &Caller,
         tab_id: &str,
         selector: Option<&str>,
+        element_ref: Option<&str>,
     ) -> Result<Option<String>> {
         let tab = self.live_tab(caller, tab_id).await?;
+        // A ref (any element of a JSON snapshot) reads that element.
+        if let Some(r) = element_ref {
+            let target = crate::plugin::Target::Ref(r.to_string());
+            return Ok(Some(tab.refs().text_of_target(&target).await?));
+        }
         let selector =
             serde_json::to_string(&selector).map_err(|e| Error::internal(e.to_string()))?;
         let expression = format!(

@@ -11,7 +11,7 @@ use crate::capture::{CaptureOptions, DEFAULT_MARKUP};
 use crate::engine::{Engine, TURN_LIMIT};
 use crate::error::{Error, ErrorCode, Result};
 use crate::refs::numbering_prelude;
-use crate::snapshot::{SnapshotFormat, window};
+use crate::snapshot::{RefsFor, SnapshotFormat, window};
 use crate::tab::capture::take_screenshot;
 use crate::tab::observation::CachedSnapshot;
 
@@ -107,7 +107,11 @@ impl Engine {
             v
         } else {
             let epoch = tab.epoch();
-            let built = tab.refs().build_snapshot().await?;
+            let refs_for = match request.format {
+                SnapshotFormat::Json => RefsFor::Every,
+                SnapshotFormat::Text => RefsFor::Interactive,
+            };
+            let built = tab.refs().build_snapshot(refs_for).await?;
             match request.format {
                 SnapshotFormat::Json => built.json(&tab.refs()).await,
                 SnapshotFormat::Text => {
@@ -148,6 +152,19 @@ impl Engine {
                 serde_json::to_value(&shot).map_err(|e| Error::internal(e.to_string()))?;
         }
         Ok(out)
+    }
+
+    /// The visible box of the element `target` names (scrolled into view
+    /// when outside), for a region screenshot of it.
+    pub async fn element_region(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        target: &crate::plugin::Target,
+    ) -> Result<crate::capture::Clip> {
+        let tab = self.live_tab(caller, tab_id).await?;
+        let _turn = tab.turn(TURN_LIMIT).await?;
+        Ok(tab.refs().region_of_target(target).await?)
     }
 
     /// `GET /tabs/{id}/state`: the browser-use state.

@@ -68,7 +68,9 @@ pub(crate) use lookup_prelude;
 const REGISTER_FN: &str = concat!(
     "function(next, ...els) {",
     numbering_prelude!(),
-    r#"  const ids = els.map(el => (el && el.nodeType === 1) ? numberOf(el) : 0);
+    r#"  // Text is named by the element that holds it.
+  const ids = els.map(el => !el ? 0 : el.nodeType === 1 ? numberOf(el)
+    : (el.nodeType === 3 && el.parentElement) ? numberOf(el.parentElement) : 0);
   return { ids, next };
 }"#
 );
@@ -508,6 +510,56 @@ impl<'a> PageRefs<'a> {
             value,
             what,
             offset,
+        })
+    }
+
+    /// The text of a target's element (`innerText`, else `textContent`).
+    pub async fn text_of_target(&self, target: &Target) -> HostResult<String> {
+        let answer = self
+            .run_on_target(
+                target,
+                "function() { if (!this.isConnected) return { state: 'stale' }; return { state: 'ok', text: String(this.innerText ?? this.textContent ?? '') }; }",
+                vec![],
+            )
+            .await?;
+        Ok(answer
+            .value
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string())
+    }
+
+    /// The visible box of a target's element in top-level viewport
+    /// coordinates, scrolled into view first when it is outside.
+    pub async fn region_of_target(&self, target: &Target) -> HostResult<crate::capture::Clip> {
+        const REGION_FN: &str = r#"function() {
+  if (!this.isConnected) return { state: 'stale' };
+  let r = this.getBoundingClientRect();
+  if (r.width <= 0 || r.height <= 0) return { state: 'hidden', tag: this.tagName.toLowerCase() };
+  if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
+    this.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
+    r = this.getBoundingClientRect();
+  }
+  const left = Math.max(r.left, 0), top = Math.max(r.top, 0);
+  const right = Math.min(r.right, innerWidth), bottom = Math.min(r.bottom, innerHeight);
+  if (right <= left || bottom <= top) return { state: 'hidden', tag: this.tagName.toLowerCase() };
+  return { state: 'ok', tag: this.tagName.toLowerCase(), rect: { x: left, y: top, width: right - left, height: bottom - top } };
+}"#;
+        let answer = self.run_on_target(target, REGION_FN, vec![]).await?;
+        if answer.state() != "ok" {
+            return Err(HostError::ElementNotVisible(format!(
+                "{} ({}) has no visible box to capture",
+                answer.what,
+                answer.tag()
+            )));
+        }
+        let rect = answer.element_box().rect;
+        Ok(crate::capture::Clip {
+            x: rect.x,
+            y: rect.y,
+            width: rect.width,
+            height: rect.height,
         })
     }
 

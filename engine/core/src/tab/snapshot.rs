@@ -33,7 +33,7 @@ const ELEMENT_COUNT_FN: &str = "function() { return document.getElementsByTagNam
 /// numbered from the registry; text that belongs to no named element as
 /// `text` lines.
 const LARGE_PAGE_FN: &str = concat!(
-    "function(next, limit) {",
+    "function(next, limit, every) {",
     numbering_prelude!(),
     r#"
   const TAGS = { BUTTON: 'button', SELECT: 'combobox', TEXTAREA: 'textbox', SUMMARY: 'button',
@@ -81,7 +81,7 @@ const LARGE_PAGE_FN: &str = concat!(
         const value = (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton' || role === 'slider')
           && typeof el.value === 'string' && el.value ? el.value : null;
         const level = role === 'heading' ? Number(el.tagName.slice(1)) || null : null;
-        items.push({ role, name, value, level, states, index: interactive ? numberOf(el) : null });
+        items.push({ role, name, value, level, states, index: (interactive || every) ? numberOf(el) : null });
         continue;
       }
       // Text directly inside an element with no role of its own.
@@ -89,7 +89,7 @@ const LARGE_PAGE_FN: &str = concat!(
       for (const c of el.childNodes) if (c.nodeType === 3) text += c.data;
       text = clean(text);
       if (text && !el.parentElement?.closest('a[href],button,[role],h1,h2,h3,h4,h5,h6,select,textarea,summary,option')) {
-        items.push({ role: 'text', name: text });
+        items.push({ role: 'text', name: text, index: every ? numberOf(el) : null });
       }
     }
   };
@@ -258,6 +258,8 @@ fn convert(tree: &FrameTree, id: &str, frame: usize, depth: usize, out: &mut Vec
                 role: "text".into(),
                 name,
                 frame,
+                // The text node: its ref is the element that holds it.
+                backend: node.get("backendDOMNodeId").and_then(Value::as_i64),
                 ..Default::default()
             });
         }
@@ -344,23 +346,43 @@ fn attach_frames(
     }
 }
 
-fn collect_interactive(nodes: &mut [Node], per_frame: &mut HashMap<usize, Vec<i64>>) {
+/// Which elements get refs: the interactive ones (the text snapshot), or
+/// every element (the JSON snapshot, as Aleph's has it: headings, text and
+/// images too; text is named by the element that holds it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefsFor {
+    Interactive,
+    Every,
+}
+
+impl RefsFor {
+    fn wants(self, node: &Node) -> bool {
+        self == RefsFor::Every || INTERACTIVE.contains(&node.role.as_str())
+    }
+}
+
+fn collect_interactive(
+    nodes: &mut [Node],
+    refs_for: RefsFor,
+    per_frame: &mut HashMap<usize, Vec<i64>>,
+) {
     for node in nodes.iter_mut() {
         if excluded(node) {
             node.role = String::new();
             continue;
         }
-        if INTERACTIVE.contains(&node.role.as_str())
+        if refs_for.wants(node)
             && let Some(b) = node.backend
         {
             per_frame.entry(node.frame).or_default().push(b);
         }
-        collect_interactive(&mut node.children, per_frame);
+        collect_interactive(&mut node.children, refs_for, per_frame);
     }
 }
 
 fn assign_numbers(
     nodes: &mut [Node],
+    refs_for: RefsFor,
     numbers: &HashMap<(usize, i64), u32>,
     count: &mut usize,
     focused: &mut Option<(usize, u32)>,
@@ -369,7 +391,7 @@ fn assign_numbers(
         if node.role.is_empty() {
             continue;
         }
-        if INTERACTIVE.contains(&node.role.as_str())
+        if refs_for.wants(node)
             && let Some(&n) = node.backend.and_then(|b| numbers.get(&(node.frame, b)))
         {
             node.number = Some(n);
@@ -378,13 +400,14 @@ fn assign_numbers(
                 *focused = Some((node.frame, n));
             }
         }
-        assign_numbers(&mut node.children, numbers, count, focused);
+        assign_numbers(&mut node.children, refs_for, numbers, count, focused);
     }
 }
 
 impl PageRefs<'_> {
-    /// Reads every frame's AX tree and gives interactive elements their refs.
-    pub async fn build_snapshot(&self) -> Result<Built> {
+    /// Reads every frame's AX tree and gives elements their refs (the
+    /// interactive ones, or every one).
+    pub async fn build_snapshot(&self, refs_for: RefsFor) -> Result<Built> {
         let elements = self
             .in_main_world(ELEMENT_COUNT_FN)
             .await
@@ -392,7 +415,7 @@ impl PageRefs<'_> {
             .and_then(|v| v.as_u64())
             .unwrap_or(0);
         if elements > LARGE_PAGE_ELEMENTS {
-            return self.build_large_page_snapshot(elements).await;
+            return self.build_large_page_snapshot(elements, refs_for).await;
         }
         let started = std::time::Instant::now();
         let frame_tree = self.session().raw("Page.getFrameTree", json!({})).await?;
@@ -499,7 +522,7 @@ impl PageRefs<'_> {
         let mut roots = converted[0].take().unwrap_or_default();
         attach_frames(&mut roots, &owners, &mut converted, &ordinals, &renderers);
         let mut per_frame = HashMap::new();
-        collect_interactive(&mut roots, &mut per_frame);
+        collect_interactive(&mut roots, refs_for, &mut per_frame);
         let converted_ms = started.elapsed().as_secs_f64() * 1000.0;
         let mut numbers = HashMap::new();
         for (frame, backends) in per_frame {
@@ -521,7 +544,13 @@ impl PageRefs<'_> {
         }
         let mut refs_count = 0;
         let mut focused = None;
-        assign_numbers(&mut roots, &numbers, &mut refs_count, &mut focused);
+        assign_numbers(
+            &mut roots,
+            refs_for,
+            &numbers,
+            &mut refs_count,
+            &mut focused,
+        );
         let (url, _) = self.session().info().await.unwrap_or_default();
         tracing::debug!(
             "snapshot: AX trees read in {read_ms:.1} ms, converted by {converted_ms:.1} ms, refs by {:.1} ms",
@@ -542,9 +571,15 @@ impl PageRefs<'_> {
 impl PageRefs<'_> {
     /// A page too large for its accessibility tree: its elements read from
     /// the DOM, flat, with refs (`LARGE_PAGE_FN`).
-    async fn build_large_page_snapshot(&self, elements: u64) -> Result<Built> {
+    async fn build_large_page_snapshot(&self, elements: u64, refs_for: RefsFor) -> Result<Built> {
         let value = self
-            .number_in_main_world(LARGE_PAGE_FN, vec![json!({ "value": LARGE_PAGE_ITEMS })])
+            .number_in_main_world(
+                LARGE_PAGE_FN,
+                vec![
+                    json!({ "value": LARGE_PAGE_ITEMS }),
+                    json!({ "value": refs_for == RefsFor::Every }),
+                ],
+            )
             .await?;
         let string =
             |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
