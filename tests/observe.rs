@@ -1043,7 +1043,10 @@ fn json_snapshot_gives_every_element_a_ref() {
             .find(|e| e["role"] == "text" && e["name"] == "Email")
             .expect("the label's text");
         let (status, read) = h
-            .post(&format!("/tabs/{tab}/text"), json!({ "ref": label["ref_id"] }))
+            .post(
+                &format!("/tabs/{tab}/text"),
+                json!({ "ref": label["ref_id"] }),
+            )
             .await;
         assert_eq!(status, 200, "{read}");
         assert_eq!(read["text"], "Email");

@@ -64,6 +64,9 @@ pub struct Options {
     /// URL schemes tabs may open besides http, https, about:blank and data:
     /// (`--allow-scheme`).
     pub extra_schemes: Vec<String>,
+    /// Launch the browser with the engine (`--no-browser`: not until
+    /// `POST /browser/start` or the browser tool's `start`).
+    pub browser_at_start: bool,
 }
 
 impl Options {
@@ -89,6 +92,7 @@ impl Options {
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
             extra_schemes: Vec::new(),
+            browser_at_start: true,
         }
     }
 }
@@ -109,6 +113,8 @@ pub struct App {
     pub mcp: wabp_mcp::WabpMcp,
     /// Ends the open MCP streams so a graceful shutdown can finish.
     mcp_shutdown: wabp_mcp::ShutdownToken,
+    /// Launch the browser now, or leave it to `browser_start` (`--no-browser`).
+    pub browser_at_start: bool,
     _watch: Option<WatchHandle>,
 }
 
@@ -129,7 +135,10 @@ impl App {
     /// browser (awaited: callers get a ready engine or an error).
     pub async fn start(options: Options) -> anyhow::Result<App> {
         let app = App::prepare(options).await?;
-        app.engine.start().await?;
+        match app.browser_at_start {
+            true => app.engine.start().await?,
+            false => app.engine.without_browser(),
+        }
         Ok(app)
     }
 
@@ -234,6 +243,7 @@ impl App {
             allowed_origins: options.allowed_origins,
             mcp,
             mcp_shutdown: wabp_mcp::ShutdownToken::new(),
+            browser_at_start: options.browser_at_start,
             _watch: watch,
         })
     }
@@ -336,7 +346,10 @@ impl App {
     /// Serves MCP on stdin/stdout (`wabp mcp`): the browser is started first,
     /// the engine shut down when the client closes stdin.
     pub async fn serve_stdio(self, caller: wabp_core::Caller) -> anyhow::Result<()> {
-        self.engine.start().await?;
+        match self.browser_at_start {
+            true => self.engine.start().await?,
+            false => self.engine.without_browser(),
+        }
         let served = wabp_mcp::serve_stdio(self.mcp.new_session().for_caller(caller)).await;
         self.engine
             .shutdown(std::time::Duration::from_secs(5))

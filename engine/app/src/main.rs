@@ -143,6 +143,10 @@ struct ServeArgs {
     /// Let pages run between actions instead of freezing them.
     #[arg(long)]
     no_pause: bool,
+    /// Start without a browser: POST /api/v1/browser/start (or the browser
+    /// tool's start) launches one.
+    #[arg(long)]
+    no_browser: bool,
     /// Keep cross-site frames in their page's renderer (no site isolation):
     /// on headless-shell this brings back the deterministic (begin-frame)
     /// driver, which Chromium does not allow with site isolation.
@@ -284,6 +288,7 @@ fn engine_options(args: ServeArgs) -> anyhow::Result<(Options, bool)> {
         },
         allowed_origins: args.allow_origin,
         extra_schemes: args.allow_scheme,
+        browser_at_start: !args.no_browser,
     };
     Ok((options, loopback))
 }
@@ -321,11 +326,16 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         return app.serve_stdio(stdio_caller.unwrap_or_default()).await;
     };
     let engine = app.engine.clone();
-    tokio::spawn(async move {
-        if let Err(e) = engine.start().await {
-            tracing::error!("browser failed to start: {e}");
+    match app.browser_at_start {
+        true => {
+            tokio::spawn(async move {
+                if let Err(e) = engine.start().await {
+                    tracing::error!("browser failed to start: {e}");
+                }
+            });
         }
-    });
+        false => engine.without_browser(),
+    }
     tracing::info!(
         "wabp serving http://{}/api/v1 (session {})",
         listener.local_addr()?,

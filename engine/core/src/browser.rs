@@ -40,6 +40,12 @@ pub struct BrowserOptions {
     /// reached through their own targets (`tab/frame_targets.rs`). Off:
     /// one renderer per page, reached through the page's session.
     pub site_isolation: bool,
+    /// The DevTools port of a launched browser (default: one of its own
+    /// choosing), for other tools to attach to.
+    pub cdp_port: Option<u16>,
+    /// The engine made `user_data_dir` and removes it when the browser
+    /// ends; a profile someone named is kept.
+    pub owned_profile: bool,
 }
 
 impl Default for BrowserOptions {
@@ -55,6 +61,8 @@ impl Default for BrowserOptions {
             extra_args: Vec::new(),
             begin_frame_control: true,
             site_isolation: true,
+            cdp_port: None,
+            owned_profile: true,
         }
     }
 }
@@ -307,6 +315,9 @@ impl BrowserProcess {
                         "disable-threaded-animation",
                         "disable-checker-imaging",
                     ]);
+                }
+                if let Some(port) = options.cdp_port {
+                    builder = builder.port(port);
                 }
                 // Headless is chromiumoxide's default.
                 if options.headed {

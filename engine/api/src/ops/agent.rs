@@ -185,7 +185,6 @@ async fn start(ctx: Ctx, input: StartTask) -> Result<Output> {
     let browser = Arc::new(CatalogueBrowser {
         ctx: ctx.clone(),
         tab_id: tab_id.clone(),
-        fixed: super::fixed(),
     });
     let request = TaskRequest {
         task,
@@ -207,7 +206,6 @@ async fn start(ctx: Ctx, input: StartTask) -> Result<Output> {
 struct CatalogueBrowser {
     ctx: Ctx,
     tab_id: String,
-    fixed: Vec<Operation>,
 }
 
 impl CatalogueBrowser {
@@ -217,23 +215,7 @@ impl CatalogueBrowser {
         mut input: Map<String, Value>,
     ) -> std::result::Result<Output, String> {
         input.insert("tab_id".into(), Value::String(self.tab_id.clone()));
-        let op = match self.fixed.iter().find(|op| op.name == name) {
-            Some(op) => op.clone(),
-            None => {
-                let action = name.strip_prefix("action:").unwrap_or(name);
-                super::actions::operation(
-                    &self
-                        .ctx
-                        .engine
-                        .registry
-                        .actions()
-                        .into_iter()
-                        .find(|spec| spec.name == action)
-                        .ok_or_else(|| "no such action (its plugin is gone)".to_string())?,
-                )
-            }
-        };
-        op.run(self.ctx.clone(), Value::Object(input))
+        super::run_operation(&self.ctx, name, Value::Object(input))
             .await
             .map_err(|e| e.message)
     }

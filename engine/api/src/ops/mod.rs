@@ -5,6 +5,7 @@
 pub mod actions;
 mod agent;
 mod browser;
+mod browser_tool;
 mod cookies;
 pub(crate) mod history;
 mod network;
@@ -32,6 +33,7 @@ pub fn fixed() -> Vec<Operation> {
     all.extend(network::operations());
     all.extend(history::operations());
     all.extend(agent::operations());
+    all.extend(browser_tool::operations());
     all
 }
 
@@ -140,6 +142,32 @@ pub(crate) fn options_properties() -> Map<String, Value> {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default()
+}
+
+/// Runs catalogue operation `name` (a plugin action: `action:<name>`) as
+/// `ctx`'s caller, through its door: what the agent loop and the browser
+/// tool do for each step.
+pub(crate) async fn run_operation(ctx: &Ctx, name: &str, input: Value) -> Result<Output> {
+    let operation = match name.strip_prefix("action:") {
+        Some(action) => actions::operation(
+            &ctx.engine
+                .registry
+                .actions()
+                .into_iter()
+                .find(|spec| spec.name == action)
+                .ok_or_else(|| {
+                    Error::new(
+                        wabp_core::ErrorCode::NotFound,
+                        format!("no action {action:?} is loaded"),
+                    )
+                })?,
+        ),
+        None => fixed()
+            .into_iter()
+            .find(|o| o.name == name)
+            .ok_or_else(|| Error::internal(format!("no operation {name}")))?,
+    };
+    operation.run(ctx.clone(), input).await
 }
 
 pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {

@@ -104,7 +104,7 @@ impl Engine {
             js_version: field("jsVersion"),
             executable: self.executable_path(),
             frame_driver: self.frame_driver().to_string(),
-            site_isolation: self.config.browser.site_isolation,
+            site_isolation: self.launch_options().site_isolation,
             engine_version: env!("CARGO_PKG_VERSION").to_string(),
             platform: format!("{}-{}", std::env::consts::OS, std::env::consts::ARCH),
         })
@@ -207,7 +207,7 @@ impl Engine {
             )
             .await?;
         let after = self.window(caller, tab_id).await?;
-        if !self.config.browser.headed {
+        if !self.launch_options().headed {
             self.follow_window_size(caller, tab_id, &after).await?;
         }
         Ok(after)
@@ -236,7 +236,7 @@ impl Engine {
             )
             .await?;
         let after = self.window(caller, tab_id).await?;
-        if !self.config.browser.headed && state != WindowState::Minimized {
+        if !self.launch_options().headed && state != WindowState::Minimized {
             self.follow_window_size(caller, tab_id, &after).await?;
         }
         Ok(after)

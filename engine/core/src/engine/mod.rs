@@ -148,11 +148,67 @@ enum Lifecycle {
     /// The browser died; a new one is being started.
     Restarting,
     Failed(String),
+    /// No browser, by request (`--no-browser`, the browser tool's `stop`):
+    /// `start_browser` brings one.
+    Stopped,
     ShutDown,
+}
+
+/// The image format of a plain screenshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Png,
+    /// With its quality, 1 to 100.
+    Jpeg(u8),
+    Webp,
+}
+
+impl ImageFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "png",
+            ImageFormat::Jpeg(_) => "jpeg",
+            ImageFormat::Webp => "webp",
+        }
+    }
+
+    fn encode(self, pixmap: &tiny_skia::Pixmap) -> Result<Vec<u8>> {
+        match self {
+            ImageFormat::Png => pixmap
+                .encode_png()
+                .map_err(|e| Error::internal(format!("PNG encoding: {e}"))),
+            ImageFormat::Webp => crate::capture::encode_webp(pixmap),
+            ImageFormat::Jpeg(quality) => {
+                // Screenshots are opaque: premultiplied RGBA is RGB as is.
+                let rgb: Vec<u8> = pixmap
+                    .data()
+                    .chunks_exact(4)
+                    .flat_map(|p| [p[0], p[1], p[2]])
+                    .collect();
+                let (w, h) = (pixmap.width(), pixmap.height());
+                let (Ok(w), Ok(h)) = (u16::try_from(w), u16::try_from(h)) else {
+                    return Err(Error::invalid(format!(
+                        "a {w}x{h} image is too large for JPEG (65535 pixels a side)"
+                    )));
+                };
+                let mut out = Vec::new();
+                jpeg_encoder::Encoder::new(&mut out, quality.clamp(1, 100))
+                    .encode(&rgb, w, h, jpeg_encoder::ColorType::Rgb)
+                    .map_err(|e| Error::internal(format!("JPEG encoding: {e}")))?;
+                Ok(out)
+            }
+        }
+    }
 }
 
 pub struct Engine {
     pub config: EngineConfig,
+    /// How the next browser is launched: `config.browser`, or what the last
+    /// `start_browser` asked for.
+    launch: RwLock<BrowserOptions>,
+    /// The engine's own background tasks (reaper, browser watch,
+    /// interceptors) run from the first start on.
+    background: std::sync::atomic::AtomicBool,
     pub registry: Arc<dyn PluginRegistry>,
     /// The browser granted begin-frame control (headless-shell, launched here).
     begin_frame_control: std::sync::atomic::AtomicBool,
@@ -192,6 +248,8 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: EngineConfig, registry: Arc<dyn PluginRegistry>) -> Arc<Engine> {
         Arc::new(Engine {
+            launch: RwLock::new(config.browser.clone()),
+            background: Default::default(),
             config,
             interception: Arc::new(crate::intercept::Interception::new(registry.clone())),
             registry,
@@ -234,18 +292,100 @@ impl Engine {
         })?;
         self.launch_browser().await?;
         self.open_tab("about:blank", true).await?;
-        self.spawn_session_reaper();
-        self.spawn_browser_watch();
-        self.follow_interceptors();
+        if !self
+            .background
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            self.spawn_session_reaper();
+            self.spawn_browser_watch();
+            self.follow_interceptors();
+        }
         *self.lifecycle.write().unwrap() = Lifecycle::Ready;
         tracing::info!("browser ready");
         Ok(())
     }
 
+    /// The engine without a browser until `start_browser` (`--no-browser`).
+    pub fn without_browser(&self) {
+        *self.lifecycle.write().unwrap() = Lifecycle::Stopped;
+    }
+
+    /// Whether a browser is up (or coming up).
+    pub fn browser_running(&self) -> bool {
+        !matches!(
+            *self.lifecycle.read().unwrap(),
+            Lifecycle::Stopped | Lifecycle::ShutDown | Lifecycle::Failed(_)
+        )
+    }
+
+    /// Starts a browser when none runs, launched as `options` say (default:
+    /// as the engine was configured, or as the last start asked).
+    pub async fn start_browser(self: &Arc<Self>, options: Option<BrowserOptions>) -> Result<()> {
+        {
+            let mut lifecycle = self.lifecycle.write().unwrap();
+            match &*lifecycle {
+                Lifecycle::Stopped | Lifecycle::Failed(_) => {}
+                Lifecycle::ShutDown => {
+                    return Err(Error::new(ErrorCode::NotReady, "the engine was shut down"));
+                }
+                _ => {
+                    return Err(Error::new(
+                        ErrorCode::Conflict,
+                        "the browser is already running; stop it first",
+                    ));
+                }
+            }
+            *lifecycle = Lifecycle::Initializing;
+        }
+        if let Some(options) = options {
+            *self.launch.write().unwrap() = options;
+        }
+        self.start().await
+    }
+
+    /// Ends the browser and its tabs but keeps the engine: any operation
+    /// that needs a browser answers "not running" until `start_browser`.
+    pub async fn stop_browser(&self) {
+        {
+            let mut lifecycle = self.lifecycle.write().unwrap();
+            if matches!(*lifecycle, Lifecycle::ShutDown | Lifecycle::Stopped) {
+                return;
+            }
+            *lifecycle = Lifecycle::Stopped;
+        }
+        self.close_browser(Duration::from_secs(5)).await;
+    }
+
+    /// The browser, its tabs and its contexts gone; its profile too when
+    /// the engine made it.
+    async fn close_browser(&self, timeout: Duration) {
+        let old_tabs: Vec<Arc<Tab>> = std::mem::take(&mut *self.tabs.write().unwrap());
+        for tab in &old_tabs {
+            tab.session.mark_closed();
+        }
+        self.forget_user_contexts();
+        self.active_tabs.lock().unwrap().clear();
+        if let Some(events) = self.browser_events.lock().unwrap().take() {
+            events.abort();
+        }
+        if let Some(process) = self.browser.write().await.take() {
+            process.shutdown(timeout).await;
+        }
+        let launch = self.launch_options();
+        if launch.owned_profile && matches!(launch.mode, LaunchMode::Auto | LaunchMode::Binary(_)) {
+            let _ = std::fs::remove_dir_all(&launch.user_data_dir);
+        }
+    }
+
+    /// How the browser is (or will be) launched.
+    pub fn launch_options(&self) -> BrowserOptions {
+        self.launch.read().unwrap().clone()
+    }
+
     /// Starts (or attaches to) the browser with the engine's options and
     /// follows its events.
     async fn launch_browser(self: &Arc<Self>) -> Result<()> {
-        let mut options = self.config.browser.clone();
+        let mut options = self.launch_options();
         options.begin_frame_control = self.config.pause && options.begin_frame_control;
         let process = BrowserProcess::start(&options).await?;
         self.begin_frame_control.store(
@@ -291,7 +431,7 @@ impl Engine {
             Lifecycle::Restarting => (
                 false,
                 "restarting",
-                Some(match &self.config.browser.mode {
+                Some(match &self.launch_options().mode {
                     crate::browser::LaunchMode::Connect(endpoint) => format!(
                         "the browser at {} went away; reconnecting (with backoff), then the tabs reopen",
                         crate::error::cut(endpoint)
@@ -300,6 +440,11 @@ impl Engine {
                 }),
             ),
             Lifecycle::Failed(e) => (false, "failed", Some(e.clone())),
+            Lifecycle::Stopped => (
+                false,
+                "stopped",
+                Some("no browser is running; start one (POST /api/v1/browser/start)".to_string()),
+            ),
             Lifecycle::ShutDown => (
                 false,
                 "shutdown",
@@ -319,7 +464,7 @@ impl Engine {
             executable: self.executable_path(),
             restarts: self.restarts.load(std::sync::atomic::Ordering::Relaxed),
             sandbox: self.sandbox.read().unwrap().clone(),
-            site_isolation: self.config.browser.site_isolation,
+            site_isolation: self.launch_options().site_isolation,
         }
     }
 
@@ -338,6 +483,10 @@ impl Engine {
                 ErrorCode::BrowserInitFailed,
                 format!("the browser failed to start: {e}"),
             )),
+            Lifecycle::Stopped => Err(Error::new(
+                ErrorCode::NotReady,
+                "the browser is not running; start it (POST /api/v1/browser/start)",
+            )),
             Lifecycle::ShutDown => {
                 Err(Error::new(ErrorCode::NotReady, "the browser was shut down"))
             }
@@ -346,19 +495,7 @@ impl Engine {
 
     pub async fn shutdown(&self, timeout: Duration) {
         *self.lifecycle.write().unwrap() = Lifecycle::ShutDown;
-        self.tabs.write().unwrap().clear();
-        if let Some(events) = self.browser_events.lock().unwrap().take() {
-            events.abort();
-        }
-        if let Some(process) = self.browser.write().await.take() {
-            process.shutdown(timeout).await;
-        }
-        if matches!(
-            self.config.browser.mode,
-            LaunchMode::Auto | LaunchMode::Binary(_)
-        ) {
-            let _ = std::fs::remove_dir_all(&self.config.browser.user_data_dir);
-        }
+        self.close_browser(timeout).await;
     }
 
     pub fn input_mode(&self) -> InputMode {
@@ -1351,7 +1488,8 @@ impl Engine {
     }
 
     /// The whole page as one WebP, no markup; its size bounded by WebP's.
-    async fn full_page(&self, tab: &Arc<Tab>) -> Result<Screenshot> {
+    /// The whole page's pixels, and the viewport reading they came with.
+    async fn full_page_pixels(&self, tab: &Arc<Tab>) -> Result<(tiny_skia::Pixmap, Value)> {
         let value = tab
             .session
             .evaluate_isolated(crate::viewport::VIEWPORT_JS)
@@ -1368,6 +1506,11 @@ impl Engine {
             )));
         }
         let pixmap = tab.driver().capture_full_page(&viewport).await?;
+        Ok((pixmap, value))
+    }
+
+    async fn full_page(&self, tab: &Arc<Tab>) -> Result<Screenshot> {
+        let (pixmap, value) = self.full_page_pixels(tab).await?;
         let (width, height) = (pixmap.width(), pixmap.height());
         let data = tokio::task::spawn_blocking(move || crate::capture::encode_webp(&pixmap))
             .await
@@ -1423,6 +1566,33 @@ impl Engine {
         )
         .await?;
         Ok(shot)
+    }
+
+    /// A screenshot without markup or cursor in `format` (the browser
+    /// tool's): the viewport, or the whole page. Answers the bytes, width
+    /// and height.
+    pub async fn plain_screenshot(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        full_page: bool,
+        format: ImageFormat,
+    ) -> Result<(Vec<u8>, u32, u32)> {
+        let tab = self.live_tab(caller, tab_id).await?;
+        let _turn = tab.turn(TURN_LIMIT).await?;
+        if tab.pending_dialog().is_some() {
+            return Err(Error::dialog_blocks(&tab.id));
+        }
+        let pixmap = if full_page {
+            self.full_page_pixels(&tab).await?.0
+        } else {
+            tab.driver().capture_pixels().await?
+        };
+        let (width, height) = (pixmap.width(), pixmap.height());
+        let bytes = tokio::task::spawn_blocking(move || format.encode(&pixmap))
+            .await
+            .map_err(|e| Error::internal(format!("encoder task: {e}")))??;
+        Ok((bytes, width, height))
     }
 
     /// `POST /execute`: `{"value", "type"}`.
