@@ -1452,3 +1452,49 @@ fn agent_tools_start_follow_and_stop_a_task() {
         session.cancel().await.unwrap();
     });
 }
+
+#[test]
+fn the_browser_tool_answers_as_aleph_s() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session = connect_http(&mcp_url(&h.server), None).await.unwrap();
+        let tools = session.list_all_tools().await.unwrap();
+        let browser = tools
+            .iter()
+            .find(|t| t.name == "browser")
+            .expect("the browser tool");
+        let schema = serde_json::to_value(&browser.input_schema).unwrap();
+        assert!(schema["properties"]["action"].is_object(), "{schema}");
+        let opened = ok(
+            call(
+                &session,
+                "browser",
+                json!({ "action": "open_tab", "url": h.url("/form") }),
+            )
+            .await,
+            "open_tab",
+        );
+        let opened: Value = serde_json::from_str(&text_of(&opened)).unwrap();
+        assert_eq!(opened["success"], true, "{opened}");
+        let tab = opened["data"]["tab_id"].as_str().unwrap().to_string();
+        let snapshot = ok(
+            call(
+                &session,
+                "browser",
+                json!({ "action": "snapshot", "tab_id": tab }),
+            )
+            .await,
+            "snapshot",
+        );
+        let snapshot: Value = serde_json::from_str(&text_of(&snapshot)).unwrap();
+        assert_eq!(snapshot["data"]["page_title"], "Form");
+        // A bad call is an error result, not a protocol error.
+        let bad = call(&session, "browser", json!({ "action": "fly" })).await;
+        assert_eq!(bad.is_error, Some(true));
+        ok(
+            call(&session, "browser_close_tab", json!({ "tab_id": tab })).await,
+            "close",
+        );
+        session.cancel().await.unwrap();
+    });
+}
