@@ -897,3 +897,33 @@ fn build_errors_name_the_missing_piece() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `examples/embed`: wabp as a Rust library, run as its own program.
+#[test]
+fn the_embed_example_runs() {
+    let exe = std::env::current_exe().unwrap();
+    let program = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|debug| debug.join("examples").join("embed"))
+        .unwrap();
+    assert!(program.exists(), "{} (cargo test builds examples)", program.display());
+    let output = std::process::Command::new(&program)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("title: \"Greeter\""), "{stdout}");
+    assert!(stdout.contains("name field: e"), "{stdout}");
+    assert!(stdout.contains("greeting: Hello Ada"), "{stdout}");
+    assert!(stdout.contains("counter: \"1\""), "{stdout}");
+    assert!(stdout.contains("after navigating away: STALE_REF"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("greet click: ") && l.contains("recorded as act_")),
+        "{stdout}"
+    );
+}

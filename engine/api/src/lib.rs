@@ -405,6 +405,12 @@ impl Catalogue {
             .collect()
     }
 
+    /// The operation named `name` (`navigate`, `snapshot`, ...), or plugin
+    /// action `x` as `action:x`.
+    pub fn operation(&self, name: &str) -> Result<Operation> {
+        ops::find_operation(&self.fixed, &self.engine, name)
+    }
+
     /// The operation behind an MCP tool name.
     pub fn by_tool(&self, tool: &str) -> Option<Operation> {
         if let Some(op) = self.fixed.iter().find(|o| o.tool.as_deref() == Some(tool)) {

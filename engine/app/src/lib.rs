@@ -14,6 +14,7 @@ use wabp_history::HistoryStore;
 use wabp_plugin_host::{Registry, WatchHandle};
 
 pub mod agent_cli;
+pub mod embed;
 pub mod plugin_cli;
 mod recorder;
 

@@ -144,13 +144,16 @@ pub(crate) fn options_properties() -> Map<String, Value> {
         .unwrap_or_default()
 }
 
-/// Runs catalogue operation `name` (a plugin action: `action:<name>`) as
-/// `ctx`'s caller, through its door: what the agent loop and the browser
-/// tool do for each step.
-pub(crate) async fn run_operation(ctx: &Ctx, name: &str, input: Value) -> Result<Output> {
-    let operation = match name.strip_prefix("action:") {
-        Some(action) => actions::operation(
-            &ctx.engine
+/// Catalogue operation `name` among `fixed`, or the plugin action of an
+/// `action:<name>`.
+pub(crate) fn find_operation(
+    fixed: &[Operation],
+    engine: &wabp_core::Engine,
+    name: &str,
+) -> Result<Operation> {
+    match name.strip_prefix("action:") {
+        Some(action) => Ok(actions::operation(
+            &engine
                 .registry
                 .actions()
                 .into_iter()
@@ -161,13 +164,23 @@ pub(crate) async fn run_operation(ctx: &Ctx, name: &str, input: Value) -> Result
                         format!("no action {action:?} is loaded"),
                     )
                 })?,
-        ),
-        None => fixed()
-            .into_iter()
-            .find(|o| o.name == name)
-            .ok_or_else(|| Error::internal(format!("no operation {name}")))?,
-    };
-    operation.run(ctx.clone(), input).await
+        )),
+        None => fixed.iter().find(|o| o.name == name).cloned().ok_or_else(|| {
+            Error::new(
+                wabp_core::ErrorCode::NotFound,
+                format!("no operation {name:?}"),
+            )
+        }),
+    }
+}
+
+/// Runs catalogue operation `name` (a plugin action: `action:<name>`) as
+/// `ctx`'s caller, through its door: what the agent loop and the browser
+/// tool do for each step.
+pub(crate) async fn run_operation(ctx: &Ctx, name: &str, input: Value) -> Result<Output> {
+    find_operation(&fixed(), &ctx.engine, name)?
+        .run(ctx.clone(), input)
+        .await
 }
 
 pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<Value> {
