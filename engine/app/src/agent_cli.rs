@@ -11,11 +11,17 @@ use crate::{App, Options};
 
 /// What `wabp run` was asked.
 pub struct RunTask {
+    /// What to do, in natural language.
     pub task: String,
+    /// `openai`, `anthropic` or `google`.
     pub provider: String,
+    /// Model name (default: the provider's usual one).
     pub model: Option<String>,
+    /// The provider's base URL as its SDK takes it.
     pub base_url: Option<String>,
+    /// The key (default: the provider's environment variable).
     pub api_key: Option<String>,
+    /// Steps at most.
     pub max_steps: u32,
     /// A page to open first.
     pub url: Option<String>,

@@ -1,6 +1,35 @@
-//! The `wabp` application: wires the plugin host, the engine and the
-//! frontends together. The binary (`main.rs`) and the integration tests both
-//! start the engine through `App::start`.
+#![warn(missing_docs)]
+//! wabp: a browser automation engine for AI agents, as a library.
+//!
+//! - [`embed`] is the API for programs: [`embed::Wabp::launch`] an engine
+//!   from a [`embed::BrowserConfig`] (auto, binary or connect; headless;
+//!   profile; switches), open [`embed::Tab`]s, act by ref, selector, index
+//!   or point and get each action's [`embed::Envelope`] (before/after
+//!   screenshots, events, scroll, timing, history id), read snapshots
+//!   (every element of the JSON one has a `ref_id`) and state, load plugins.
+//! - [`App`] wires the whole engine (plugin host, history, REST, MCP) as
+//!   `wabp serve` runs it; [`App::router`] is its HTTP surface, for serving
+//!   it from a program of your own.
+//!
+//! ```no_run
+//! use wabp::embed::{BrowserConfig, Target, Wabp};
+//!
+//! # async fn demo() -> anyhow::Result<()> {
+//! let wabp = Wabp::launch(BrowserConfig { headless: true, ..Default::default() }).await?;
+//! let tab = wabp.open_tab("https://example.com").await?;
+//! tab.fill(Target::Selector("input[name=q]".into()), "wabp").await?;
+//! let envelope = tab.click(Target::Point(640.0, 360.0)).await?;
+//! for event in &envelope.events {
+//!     println!("{event:?}");
+//! }
+//! let json = tab.snapshot_json().await?;
+//! println!("{} top-level elements", json["elements"].as_array().map_or(0, Vec::len));
+//! wabp.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `examples/embed` is a complete program (`cargo run --example embed`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,13 +54,18 @@ pub const TEST_PLUGINS_DIR: &str = env!("WABP_TEST_PLUGINS_DIR");
 /// The test plugins' sources (their `plugin.toml`s).
 pub const TEST_PLUGINS_SRC: &str = env!("WABP_TEST_PLUGINS_SRC");
 
+/// Everything `wabp serve` can be told (its flags), for [`App::start`].
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Find Chromium, launch an executable (`--chrome`), or attach (`--connect`).
     pub launch: LaunchMode,
+    /// Show the window (`--headed`).
     pub headed: bool,
+    /// Viewport size in CSS pixels (`--viewport`).
     pub viewport: (u32, u32),
     /// Folder of plugins to load and watch (created if missing).
     pub plugin_dir: Option<PathBuf>,
+    /// History, screenshots, downloads and the browser profile (`--session-dir`).
     pub session_dir: PathBuf,
     /// The admin token (`--auth-token`): every scope, any user.
     pub auth_token: Option<String>,
@@ -55,6 +89,7 @@ pub struct Options {
     /// Screenshots and saved bodies kept in history, in MB; past it the
     /// oldest sessions are deleted (`--history-max-mb`).
     pub history_max_mb: u64,
+    /// Freeze pages between actions (`--no-pause` turns it off).
     pub pause: bool,
     /// Cross-site frames in renderers of their own (on by default; `--no-site-isolation` turns it off).
     pub site_isolation: bool,
@@ -98,13 +133,20 @@ impl Options {
     }
 }
 
+/// A wired engine: the browser, the plugins, the history and the
+/// frontends (REST, MCP) over one catalogue of operations.
 pub struct App {
+    /// The core: browser, tabs, actions.
     pub engine: Arc<Engine>,
+    /// The flight recorder (SQLite and screenshots in the session folder).
     pub history: HistoryStore,
+    /// The loaded plugins (built-in and the watched folder's).
     pub registry: Arc<Registry>,
+    /// Told when `POST /browser/shutdown` has shut the browser down.
     pub shutdown: Arc<tokio::sync::Notify>,
     /// The bearer tokens requests must present (none: no token needed).
     pub tokens: Arc<wabp_api::Tokens>,
+    /// Web origins allowed to call the engine (`--allow-origin`).
     pub allowed_origins: Vec<String>,
     /// What operations use (engine, history, shutdown signal).
     pub services: wabp_api::Services,

@@ -26,6 +26,7 @@ pub const DEFAULT_BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 const SDK_PACKAGE: &str = "wabp-plugin-sdk";
 const STDERR_TAIL_LINES: usize = 30;
 
+/// `wabp plugin ...`.
 #[derive(clap::Subcommand, Debug)]
 pub enum PluginCommand {
     /// Create a plugin crate: Cargo.toml, plugin.toml, src/lib.rs with a working example.
@@ -34,6 +35,7 @@ pub enum PluginCommand {
     Build(BuildArgs),
 }
 
+/// `wabp plugin new`.
 #[derive(clap::Args, Debug)]
 pub struct NewArgs {
     /// Plugin name (lower-case letters, digits, '-' and '_'; starts with a letter):
@@ -57,6 +59,7 @@ pub struct NewArgs {
     pub sdk_rev: Option<String>,
 }
 
+/// `wabp plugin build`.
 #[derive(clap::Args, Debug)]
 pub struct BuildArgs {
     /// The plugin crate (the folder with Cargo.toml and plugin.toml).
@@ -79,14 +82,19 @@ pub struct BuildArgs {
     pub locked: bool,
 }
 
+/// What a scaffolded plugin provides.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PluginKind {
+    /// Named actions (REST endpoints, MCP tools, agent tools).
     Action,
+    /// Screenshot markup.
     Markup,
+    /// A wait type for `wait_until`.
     Wait,
 }
 
 impl PluginKind {
+    /// Its name in `plugin.toml` (`kind = "action"`).
     pub fn as_str(self) -> &'static str {
         match self {
             PluginKind::Action => "action",
@@ -103,45 +111,72 @@ pub enum SdkSource {
     Auto,
     /// A wabp checkout or its `plugins/sdk` folder.
     Path(PathBuf),
+    /// A git repository of wabp, at a branch, tag or commit.
     Git {
+        /// The repository.
         url: String,
+        /// Branch, tag or commit (default: the default branch).
         rev: Option<String>,
     },
 }
 
+/// Why `wabp plugin new` or `build` failed.
 #[derive(Debug)]
 pub enum PluginCliError {
     /// Bad arguments (name, folder, SDK location).
     Invalid(String),
+    /// A file could not be read or written.
     Io {
+        /// The file.
         path: PathBuf,
+        /// What went wrong.
         error: std::io::Error,
     },
+    /// cargo could not be run.
     NoCargo {
+        /// The cargo tried.
         cargo: PathBuf,
+        /// Why it did not run.
         error: std::io::Error,
     },
+    /// The wasm32-wasip2 target is not installed.
     MissingTarget {
+        /// cargo's words.
         detail: String,
     },
+    /// No Cargo.toml in the folder.
     NoCrate(PathBuf),
+    /// No plugin.toml in the folder.
     NoManifest(PathBuf),
+    /// plugin.toml does not parse.
     BadManifest {
+        /// The manifest.
         path: PathBuf,
+        /// Why.
         error: String,
     },
+    /// cargo build failed.
     BuildFailed {
+        /// cargo's exit status.
         status: String,
+        /// The end of its error output.
         stderr_tail: String,
     },
+    /// cargo build took longer than this.
     BuildTimeout(Duration),
+    /// The build made no `.wasm`.
     NoComponent {
+        /// The crate built.
         krate: PathBuf,
     },
+    /// plugin.toml names another component than the one built.
     ComponentMismatch {
+        /// The manifest's `component`.
         manifest: String,
+        /// The file cargo built.
         built: String,
     },
+    /// The `.wasm` is a core module, not a component.
     NotAComponent(PathBuf),
     /// The engine would refuse the component (an ungranted import, a
     /// `describe` that fails, a kind that doesn't match the exports).
@@ -675,6 +710,7 @@ wabp_plugin_sdk::export_wait_plugin!(Plugin);
 
 // ---------------------------------------------------------------- build
 
+/// How `build_plugin` builds and installs.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
     /// The plugin crate (Cargo.toml and plugin.toml).
@@ -689,6 +725,7 @@ pub struct BuildOptions {
     pub echo: bool,
     /// The cargo to run; `None`: `$CARGO`, else `cargo` on PATH.
     pub cargo: Option<PathBuf>,
+    /// The longest a build may take.
     pub timeout: Duration,
 }
 
@@ -709,8 +746,11 @@ impl Default for BuildOptions {
 /// What `build_plugin` produced.
 #[derive(Debug, Clone)]
 pub struct Built {
+    /// The plugin's name (plugin.toml).
     pub name: String,
+    /// Its version (plugin.toml).
     pub version: String,
+    /// Its kind: action, markup, wait, interceptor or policy.
     pub kind: String,
     /// The component cargo built.
     pub component: PathBuf,
