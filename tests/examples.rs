@@ -907,19 +907,29 @@ fn the_embed_example_runs() {
         .and_then(|deps| deps.parent())
         .map(|debug| debug.join("examples").join("embed"))
         .unwrap();
-    assert!(program.exists(), "{} (cargo test builds examples)", program.display());
+    assert!(
+        program.exists(),
+        "{} (cargo test builds examples)",
+        program.display()
+    );
     let output = std::process::Command::new(&program)
         .env("RUST_LOG", "warn")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        output.status.success(),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
     assert!(stdout.contains("title: \"Greeter\""), "{stdout}");
     assert!(stdout.contains("name field: e"), "{stdout}");
     assert!(stdout.contains("greeting: Hello Ada"), "{stdout}");
     assert!(stdout.contains("counter: \"1\""), "{stdout}");
-    assert!(stdout.contains("after navigating away: STALE_REF"), "{stdout}");
+    assert!(
+        stdout.contains("after navigating away: STALE_REF"),
+        "{stdout}"
+    );
     assert!(
         stdout
             .lines()

@@ -710,6 +710,42 @@ async fn frames_and_shadow_roots(h: &common::Harness) -> String {
             )
             .await;
         assert_eq!(status, 200, "{answer}");
+        // /state reaches into the frames, with the refs' numbers and the
+        // frame's label; an index there drives an action in that frame.
+        let (status, state) = h.get(&format!("/tabs/{tab}/state")).await;
+        assert_eq!(status, 200, "{state}");
+        let elements = state["elements"].as_array().unwrap();
+        let in_frame = elements
+            .iter()
+            .find(|e| e["index"] == number_of(&input))
+            .unwrap_or_else(|| panic!("{input} in /state: {state}"));
+        assert_eq!(
+            in_frame["frame"],
+            &input[..input.rfind('e').unwrap()],
+            "{in_frame}"
+        );
+        assert!(in_frame["frameUrl"].is_string(), "{in_frame}");
+        assert!(
+            elements.iter().any(|e| e["index"] == number_of(&same)),
+            "the same-site frame's button: {state}"
+        );
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{tab}/state/action"),
+                json!({ "type": "input_text", "index": number_of(&input), "text": "by index", "screenshot": { "area": QUIET } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let typed = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            typed
+                .lines()
+                .any(|l| l.contains("Cross input") && l.contains("\"by index\"")),
+            "{typed}"
+        );
         // A selector reaches into an open shadow root.
         let (status, body) = act(h, &tab, "click", json!({ "selector": "#shadow-btn" })).await;
         assert_eq!(status, 200, "{body}");

@@ -31,10 +31,16 @@ async fn main() -> anyhow::Result<()> {
         clicked.events.len(),
         clicked.action_id.as_deref().unwrap_or("-")
     );
-    let greeting = tab.evaluate("document.getElementById('out').textContent").await?;
+    let greeting = tab
+        .evaluate("document.getElementById('out').textContent")
+        .await?;
     println!("greeting: {}", greeting.as_str().unwrap_or_default());
     tab.click(Target::Point(80.0, 220.0)).await?;
-    println!("counter: {}", tab.evaluate("document.getElementById('count').textContent").await?);
+    println!(
+        "counter: {}",
+        tab.evaluate("document.getElementById('count').textContent")
+            .await?
+    );
 
     // A stale ref fails loudly, with the engine's code.
     tab.navigate("about:blank").await?;

@@ -238,7 +238,11 @@ impl Tab {
             .await
     }
 
-    async fn envelope(&self, operation: &str, input: Map<String, Value>) -> Result<Envelope, Error> {
+    async fn envelope(
+        &self,
+        operation: &str,
+        input: Map<String, Value>,
+    ) -> Result<Envelope, Error> {
         match self.run(operation, input).await? {
             Output::Envelope(envelope) => Ok(envelope),
             _ => Err(Error::internal(format!("{operation} answered no envelope"))),
@@ -258,7 +262,11 @@ impl Tab {
         let input = match params {
             Value::Object(map) => map,
             Value::Null => Map::new(),
-            other => return Err(Error::invalid(format!("params must be an object, not {other}"))),
+            other => {
+                return Err(Error::invalid(format!(
+                    "params must be an object, not {other}"
+                )));
+            }
         };
         self.envelope(&format!("action:{name}"), input).await
     }

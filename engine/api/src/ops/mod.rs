@@ -165,12 +165,16 @@ pub(crate) fn find_operation(
                     )
                 })?,
         )),
-        None => fixed.iter().find(|o| o.name == name).cloned().ok_or_else(|| {
-            Error::new(
-                wabp_core::ErrorCode::NotFound,
-                format!("no operation {name:?}"),
-            )
-        }),
+        None => fixed
+            .iter()
+            .find(|o| o.name == name)
+            .cloned()
+            .ok_or_else(|| {
+                Error::new(
+                    wabp_core::ErrorCode::NotFound,
+                    format!("no operation {name:?}"),
+                )
+            }),
     }
 }
 

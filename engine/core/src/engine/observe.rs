@@ -24,7 +24,7 @@ pub struct SnapshotRequest {
 }
 
 /// Visible interactive elements in DOM order (open shadow roots included),
-/// numbered from the refs registry.
+/// numbered from the refs registry; run in each frame.
 const STATE_FN: &str = concat!(
     "function(next, limit) {",
     numbering_prelude!(),
@@ -171,9 +171,39 @@ impl Engine {
     pub async fn state(&self, caller: &Caller, tab_id: &str) -> Result<Value> {
         let tab = self.live_tab(caller, tab_id).await?;
         let _turn = tab.turn(TURN_LIMIT).await?;
-        tab.refs()
+        let refs = tab.refs();
+        let mut state = refs
             .number_in_main_world(STATE_FN, vec![json!({ "value": STATE_ELEMENTS })])
-            .await
+            .await?;
+        // Frames' elements follow the page's, with the frame's label; their
+        // indices are refs numbers like the others (unique in the tab).
+        let frames = refs.frame_list().await.unwrap_or_default();
+        for (frame, _) in frames.iter().skip(1) {
+            let room = STATE_ELEMENTS
+                .saturating_sub(state["elements"].as_array().map(Vec::len).unwrap_or(0));
+            if room == 0 {
+                break;
+            }
+            // A frame can go away between the listing and the read.
+            let Ok(inner) = refs
+                .number_in_frame(frame, STATE_FN, vec![json!({ "value": room })])
+                .await
+            else {
+                continue;
+            };
+            let label = format!("f{}", refs.frame_label(frame));
+            if let (Some(Value::Array(found)), Some(Value::Array(all))) =
+                (inner.get("elements"), state.get_mut("elements"))
+            {
+                for element in found {
+                    let mut element = element.clone();
+                    element["frame"] = json!(label);
+                    element["frameUrl"] = inner["url"].clone();
+                    all.push(element);
+                }
+            }
+        }
+        Ok(state)
     }
 
     /// `POST /tabs/{id}/state/action`: a browser-use action by element index

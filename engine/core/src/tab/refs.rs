@@ -308,6 +308,19 @@ impl<'a> PageRefs<'a> {
         arguments: Vec<Value>,
     ) -> Result<Value> {
         let frame = self.session.main_frame_or_target();
+        self.number_in_frame(&frame, function, arguments).await
+    }
+
+    /// [`Self::number_in_main_world`] in frame `frame`'s refs world (an
+    /// out-of-process frame through its own session). Numbers come from
+    /// the tab's one counter, so they are unique across frames.
+    pub async fn number_in_frame(
+        &self,
+        frame: &str,
+        function: &str,
+        arguments: Vec<Value>,
+    ) -> Result<Value> {
+        let frame = frame.to_string();
         let mut attempt = 0;
         loop {
             let world = self.frame_world(&frame).await?;

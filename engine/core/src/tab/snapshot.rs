@@ -418,12 +418,7 @@ impl PageRefs<'_> {
             return self.build_large_page_snapshot(elements, refs_for).await;
         }
         let started = std::time::Instant::now();
-        let frame_tree = self.session().raw("Page.getFrameTree", json!({})).await?;
-        let mut frame_list = Vec::new();
-        if let Some(tree) = frame_tree.get("frameTree") {
-            frames_of(tree, None, &mut frame_list);
-        }
-        self.add_out_of_process_frames(&mut frame_list).await;
+        let frame_list = self.frame_list().await?;
         if frame_list.is_empty() {
             return Err(Error::new(
                 ErrorCode::NotReady,
@@ -569,6 +564,23 @@ impl PageRefs<'_> {
 }
 
 impl PageRefs<'_> {
+    /// The page's frames in tree order, the main one first, out-of-process
+    /// ones included: (frame id, parent id).
+    pub async fn frame_list(&self) -> Result<Vec<(String, Option<String>)>> {
+        let frame_tree = self.session().raw("Page.getFrameTree", json!({})).await?;
+        let mut frame_list = Vec::new();
+        if let Some(tree) = frame_tree.get("frameTree") {
+            frames_of(tree, None, &mut frame_list);
+        }
+        self.add_out_of_process_frames(&mut frame_list).await;
+        Ok(frame_list)
+    }
+
+    /// A frame's `f<n>` label (its ordinal in the tab's refs).
+    pub fn frame_label(&self, frame_id: &str) -> u32 {
+        self.with_refs(|t| t.ordinal(frame_id, false))
+    }
+
     /// A page too large for its accessibility tree: its elements read from
     /// the DOM, flat, with refs (`LARGE_PAGE_FN`).
     async fn build_large_page_snapshot(&self, elements: u64, refs_for: RefsFor) -> Result<Built> {
