@@ -746,6 +746,45 @@ async fn frames_and_shadow_roots(h: &common::Harness) -> String {
                 .any(|l| l.contains("Cross input") && l.contains("\"by index\"")),
             "{typed}"
         );
+        // The screenshot's markup outlines the frames' elements too: around
+        // the cross-site frame's button, the marked image differs from the
+        // plain one.
+        let json_body = snapshot(h, &tab, "?format=json").await;
+        let cross_button =
+            find_named(&json_body["elements"], "Cross clicked").expect("the cross button");
+        let b = &cross_button["bounds"];
+        let (bx, by, bw, bh) = (
+            b["x"].as_f64().unwrap(),
+            b["y"].as_f64().unwrap(),
+            b["width"].as_f64().unwrap(),
+            b["height"].as_f64().unwrap(),
+        );
+        let image = |query: &'static str| {
+            let url = format!(
+                "{}/tabs/{tab}/screenshot?cursor=false&{query}",
+                h.server.api
+            );
+            let http = h.http.clone();
+            async move {
+                common::decode_webp(&http.get(url).send().await.unwrap().bytes().await.unwrap())
+            }
+        };
+        let (w, _, plain) =
+            image("disable_markup=clickable,typeable,scrollable,grid,selected").await;
+        let (_, _, marked) = image("disable_markup=grid").await;
+        let mut differing = 0;
+        for y in (by - 3.0).max(0.0) as u32..(by + bh + 3.0) as u32 {
+            for x in (bx - 3.0).max(0.0) as u32..(bx + bw + 3.0) as u32 {
+                let i = ((y * w + x) * 4) as usize;
+                if (0..3).any(|c| plain[i + c].abs_diff(marked[i + c]) > 40) {
+                    differing += 1;
+                }
+            }
+        }
+        assert!(
+            differing > 20,
+            "the frame's button is outlined: {differing} pixels differ at {b}"
+        );
         // A selector reaches into an open shadow root.
         let (status, body) = act(h, &tab, "click", json!({ "selector": "#shadow-btn" })).await;
         assert_eq!(status, 200, "{body}");

@@ -7,6 +7,7 @@ use std::time::Instant;
 use crate::capture::{CaptureOptions, CaptureTiming, PageLayout, Screenshot, compose};
 use crate::error::Result;
 use crate::plugin::PluginRegistry;
+use serde_json::Value;
 
 use super::execution::FrameDriver;
 use super::refs::{PageRefs, numbering_prelude};
@@ -47,15 +48,53 @@ const COLLECT_FN: &str = concat!(
       tag: el.tagName.toLowerCase(), role: el.getAttribute('role') || '', name,
       href: el.href ? String(el.href) : null, clickable, typeable, scrollable, focused: isFocused });
   }
-  return { viewport, elements, next };
+  return { viewport, elements, next, frames: document.querySelectorAll('iframe,frame').length };
 }"#
 );
 
 /// Elements and scroll state, numbered in the refs world.
 pub async fn read_layout(refs: &PageRefs<'_>) -> Result<PageLayout> {
     let value = refs.number_in_main_world(COLLECT_FN, vec![]).await?;
-    Ok(PageLayout::from_value(&value))
+    let mut layout = PageLayout::from_value(&value);
+    // Only a page with frames pays for reading them.
+    if value.get("frames").and_then(Value::as_u64).unwrap_or(0) > 0 {
+        add_frame_elements(refs, &mut layout).await;
+    }
+    Ok(layout)
 }
+
+/// The frames' elements, in page coordinates, where the page's viewport
+/// shows them; labelled with their ref numbers like the page's.
+async fn add_frame_elements(refs: &PageRefs<'_>, layout: &mut PageLayout) {
+    let Ok(frames) = refs.frame_list().await else {
+        return;
+    };
+    let (width, height) = (layout.viewport.width, layout.viewport.height);
+    for (frame, _) in frames.iter().skip(1) {
+        if layout.elements.len() >= MAX_MARKUP_ELEMENTS {
+            break;
+        }
+        // A frame can go away between the listing and the read.
+        let Ok(value) = refs.number_in_frame(frame, COLLECT_FN, vec![]).await else {
+            continue;
+        };
+        let Ok((dx, dy)) = refs.frame_offset(frame).await else {
+            continue;
+        };
+        for mut element in PageLayout::from_value(&value).elements {
+            element.rect.x += dx;
+            element.rect.y += dy;
+            let r = &element.rect;
+            if r.x + r.width <= 0.0 || r.y + r.height <= 0.0 || r.x >= width || r.y >= height {
+                continue;
+            }
+            layout.elements.push(element);
+        }
+    }
+}
+
+/// Elements a screenshot's markup draws at most (the script's own limit).
+const MAX_MARKUP_ELEMENTS: usize = 2000;
 
 /// One full screenshot: frame + layout (concurrently), markup, cursor, WebP.
 pub async fn take_screenshot(
