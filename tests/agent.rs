@@ -176,6 +176,15 @@ fn settings(provider: &str, llm: &LlmServer) -> Value {
     json!({"llmProvider": provider, "apiKey": "sk-test-secret-key", "model": "test-model", "baseUrl": base_url})
 }
 
+/// A new tab on the scripted server's form page.
+async fn form_tab(h: &common::Harness, llm: &LlmServer) -> String {
+    let (status, tab) = h
+        .post("/tabs", json!({"url": format!("{}/form", llm.base)}))
+        .await;
+    assert_eq!(status, 201, "{tab}");
+    tab["id"].as_str().unwrap().to_string()
+}
+
 /// Starts a task and waits for it to end (60 s at most).
 async fn run_task(h: &common::Harness, tab: &str, body: Value) -> Value {
     let mut body = body;
@@ -247,10 +256,7 @@ fn openai_task_types_clicks_and_finishes() {
     let (h, _g) = common::shared();
     common::block_on(async {
         let llm = start_llm(greeter).await;
-        let (_, tab) = h
-            .post("/tabs", json!({"url": format!("{}/form", llm.base)}))
-            .await;
-        let tab = tab["id"].as_str().unwrap().to_string();
+        let tab = form_tab(h, &llm).await;
         let done = run_task(
             h,
             &tab,
@@ -367,10 +373,7 @@ fn anthropic_and_google_speak_their_formats() {
     common::block_on(async {
         for provider in ["anthropic", "google"] {
             let llm = start_llm(greeter).await;
-            let (_, tab) = h
-                .post("/tabs", json!({"url": format!("{}/form", llm.base)}))
-                .await;
-            let tab = tab["id"].as_str().unwrap().to_string();
+            let tab = form_tab(h, &llm).await;
             let done = run_task(
                 h,
                 &tab,
@@ -512,10 +515,7 @@ fn a_plugin_action_is_a_tool_and_stop_ends_a_task_mid_step() {
             }
         })
         .await;
-        let (_, tab) = h
-            .post("/tabs", json!({"url": format!("{}/form", llm.base)}))
-            .await;
-        let tab = tab["id"].as_str().unwrap().to_string();
+        let tab = form_tab(h, &llm).await;
         let done = run_task(
             h,
             &tab,

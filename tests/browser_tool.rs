@@ -239,15 +239,20 @@ fn the_whole_action_table_between_start_and_stop() {
             json!({"action": "screenshot", "tab_id": tab, "format": "bmp"}),
             json!({"action": "evaluate", "tab_id": tab}),
             json!({"action": "list_tabs", "bogus": 1}),
+            json!({"action": "screenshot", "tab_id": tab, "quality": 0}),
         ] {
             let (status, answer) = h.post("/browser-tool", bad.clone()).await;
-            assert!(status == 400 || status == 409, "{bad}: {status} {answer}");
+            assert_eq!(status, 400, "{bad}: {answer}");
             assert!(
                 answer["error"].as_str().is_some_and(|e| !e.is_empty()),
                 "{answer}"
             );
         }
 
+        let (_, unknown) = h
+            .post("/browser-tool", json!({"action": "list_tabs", "bogus": 1}))
+            .await;
+        assert!(unknown["error"].as_str().unwrap().contains("bogus"), "{unknown}");
         let closed = ok(h, json!({"action": "close_tab", "tab_id": tab})).await;
         assert_eq!(closed["message"], format!("Closed tab {tab}."));
         let stopped = ok(h, json!({"action": "stop"})).await;

@@ -17,14 +17,22 @@ use crate::{Catalogue, Operation, Scope};
 struct PlainScreenshot {
     #[serde(flatten)]
     tab: TabRef,
+    #[serde(flatten)]
+    image: ImageOptions,
+}
+
+/// A plain screenshot's options (the browser tool's `screenshot`).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub(crate) struct ImageOptions {
+    /// The whole scrollable page.
     #[serde(default)]
-    full_page: Option<bool>,
+    pub full_page: Option<bool>,
     /// png (default), jpeg or webp.
     #[serde(default)]
-    format: Option<String>,
+    pub format: Option<String>,
     /// JPEG quality, 1 to 100 (default 80).
     #[serde(default)]
-    quality: Option<u8>,
+    pub quality: Option<u8>,
 }
 use wabp_core::engine::browser_info::{BrowserInfo, WindowBounds, WindowInfo, WindowState};
 
@@ -335,9 +343,13 @@ pub fn operations() -> Vec<Operation> {
             "A screenshot without markup (the browser tool's): png, jpeg or webp, the viewport or the whole page, base64.",
             |ctx, input: PlainScreenshot| async move {
                 let tab = input.tab.resolve(&ctx)?;
-                let format = match input.format.as_deref().unwrap_or("png") {
+                let image = input.image;
+                if image.quality.is_some_and(|q| !(1..=100).contains(&q)) {
+                    return Err(Error::invalid("\"quality\" must be from 1 to 100"));
+                }
+                let format = match image.format.as_deref().unwrap_or("png") {
                     "png" => ImageFormat::Png,
-                    "jpeg" | "jpg" => ImageFormat::Jpeg(input.quality.unwrap_or(80).clamp(1, 100)),
+                    "jpeg" | "jpg" => ImageFormat::Jpeg(image.quality.unwrap_or(80)),
                     "webp" => ImageFormat::Webp,
                     other => {
                         return Err(Error::invalid(format!(
@@ -347,7 +359,7 @@ pub fn operations() -> Vec<Operation> {
                 };
                 let (bytes, width, height) = ctx
                     .engine
-                    .plain_screenshot(&ctx.caller, &tab, input.full_page.unwrap_or(false), format)
+                    .plain_screenshot(&ctx.caller, &tab, image.full_page.unwrap_or(false), format)
                     .await?;
                 json(json!({
                     "data_base64": base64::engine::general_purpose::STANDARD.encode(bytes),

@@ -77,15 +77,9 @@ pub(crate) struct ToolCall {
     /// scroll: CSS pixels (default 300).
     #[serde(default)]
     amount: Option<f64>,
-    /// screenshot: the whole scrollable page.
-    #[serde(default)]
-    full_page: Option<bool>,
-    /// screenshot: png (default), jpeg or webp.
-    #[serde(default)]
-    format: Option<String>,
-    /// screenshot: JPEG quality 1-100 (default 80).
-    #[serde(default)]
-    quality: Option<u8>,
+    /// screenshot: `full_page`, `format` (png, jpeg, webp), `quality`.
+    #[serde(flatten)]
+    image: super::browser::ImageOptions,
     /// evaluate: the JavaScript.
     #[serde(default)]
     js: Option<String>,
@@ -273,21 +267,26 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
             })
         }
         Action::Screenshot => {
-            let format = call.format.as_deref().unwrap_or("png").to_ascii_lowercase();
-            if !matches!(format.as_str(), "png" | "jpeg" | "jpg" | "webp") {
-                return Err(Error::invalid(format!("\"format\" must be png, jpeg or webp, not {format:?}")));
+            input.insert("full_page".into(), json!(call.image.full_page.unwrap_or(false)));
+            input.insert("format".into(), json!(call.image.format.as_deref().unwrap_or("png").to_ascii_lowercase()));
+            if let Some(quality) = call.image.quality {
+                input.insert("quality".into(), json!(quality));
             }
-            if call.quality.is_some_and(|q| !(1..=100).contains(&q)) {
-                return Err(Error::invalid("\"quality\" must be from 1 to 100"));
+            // Its options are checked by the operation: a bad one is the
+            // caller's 400, not a failed screenshot.
+            match op(&ctx, "plain_screenshot", Value::Object(input)).await {
+                Err(e) if e.code == ErrorCode::InvalidRequest => return Err(e),
+                outcome => outcome.map(|out| {
+                    let v = value_of(out);
+                    let message = format!(
+                        "Screenshot captured ({}x{} {}).",
+                        v["width"],
+                        v["height"],
+                        v["format"].as_str().unwrap_or("")
+                    );
+                    (message, Some(v))
+                }),
             }
-            input.insert("full_page".into(), json!(call.full_page.unwrap_or(false)));
-            input.insert("format".into(), json!(format));
-            input.insert("quality".into(), json!(call.quality.unwrap_or(80)));
-            op(&ctx, "plain_screenshot", Value::Object(input)).await.map(|out| {
-                let v = value_of(out);
-                let message = format!("Screenshot captured ({}x{} {}).", v["width"], v["height"], v["format"].as_str().unwrap_or(""));
-                (message, Some(v))
-            })
         }
         Action::Snapshot => {
             input.insert("format".into(), json!("json"));
