@@ -724,7 +724,8 @@ fn wabp_run_prints_progress_and_the_result() {
     let llm = common::block_on(start_llm(greeter));
     let session = common::temp_dir("agent-run");
     let plugins = common::temp_dir("agent-run-plugins");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_wabp"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_wabp"));
+    command
         .args([
             "run",
             "Greet Ada",
@@ -741,16 +742,8 @@ fn wabp_run_prints_progress_and_the_result() {
         .arg(&session)
         .arg("--plugins")
         .arg(&plugins)
-        .env("OPENAI_API_KEY", "sk-test-secret-key")
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+        .env("OPENAI_API_KEY", "sk-test-secret-key");
+    let (stdout, stderr) = common::run_to_success(&mut command);
     assert_eq!(stdout.trim(), "The page says Hello Ada");
     assert!(stderr.contains("[step 1/5]"), "{stderr}");
     assert!(stderr.contains("input_text \"Ada\" into"), "{stderr}");

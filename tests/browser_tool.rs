@@ -252,7 +252,10 @@ fn the_whole_action_table_between_start_and_stop() {
         let (_, unknown) = h
             .post("/browser-tool", json!({"action": "list_tabs", "bogus": 1}))
             .await;
-        assert!(unknown["error"].as_str().unwrap().contains("bogus"), "{unknown}");
+        assert!(
+            unknown["error"].as_str().unwrap().contains("bogus"),
+            "{unknown}"
+        );
         let closed = ok(h, json!({"action": "close_tab", "tab_id": tab})).await;
         assert_eq!(closed["message"], format!("Closed tab {tab}."));
         let stopped = ok(h, json!({"action": "stop"})).await;

@@ -912,16 +912,7 @@ fn the_embed_example_runs() {
         "{} (cargo test builds examples)",
         program.display()
     );
-    let output = std::process::Command::new(&program)
-        .env("RUST_LOG", "warn")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+    let (stdout, _) = common::run_to_success(&mut std::process::Command::new(&program));
     assert!(stdout.contains("title: \"Greeter\""), "{stdout}");
     assert!(stdout.contains("name field: e"), "{stdout}");
     assert!(stdout.contains("greeting: Hello Ada"), "{stdout}");

@@ -655,3 +655,16 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Runs a program to its end (logs at warn); its stdout and stderr, after
+/// checking it succeeded.
+pub fn run_to_success(command: &mut std::process::Command) -> (String, String) {
+    let output = command.env("RUST_LOG", "warn").output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert!(
+        output.status.success(),
+        "{command:?} failed\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    (stdout, stderr)
+}
