@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -71,6 +71,11 @@ pub struct HistoryItem {
     /// The action's record in the history (`GET /history/actions/{id}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action_id: Option<String>,
+    /// The whole step: state, model, action (wabp addition).
+    pub duration_ms: f64,
+    /// Of which the model's answer (retries included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -403,6 +408,10 @@ async fn one_step(
     step: u32,
 ) -> Result<StepEnd, StepFailure> {
     let view = task.view();
+    let mut clock = StepClock {
+        started: Instant::now(),
+        model_ms: None,
+    };
     let state = match browser.state().await {
         Ok(state) => state,
         Err(e) => {
@@ -414,6 +423,7 @@ async fn one_step(
                 String::new(),
                 Some(error.clone()),
                 None,
+                &clock,
             );
             return Err(StepFailure::Step(error));
         }
@@ -429,11 +439,22 @@ async fn one_step(
         .collect();
     let system = prompt::system_prompt(&plugin_actions);
     let user = prompt::step_prompt(&view.task, step, view.max_steps, &state, &view.history);
-    let answer = match llm.complete(&system, &user).await {
+    let asked = Instant::now();
+    let answer = llm.complete(&system, &user).await;
+    clock.model_ms = Some(asked.elapsed().as_secs_f64() * 1000.0);
+    let answer = match answer {
         Ok(answer) => answer,
         Err(e) => {
             let error = e.to_string();
-            record(task, step, "llm", String::new(), Some(error.clone()), None);
+            record(
+                task,
+                step,
+                "llm",
+                String::new(),
+                Some(error.clone()),
+                None,
+                &clock,
+            );
             return Err(if e.fatal {
                 StepFailure::Fatal(error)
             } else {
@@ -445,7 +466,15 @@ async fn one_step(
         Ok(action) => action,
         Err(reason) => {
             let error = format!("Failed to parse LLM response: {reason}");
-            record(task, step, "llm", String::new(), Some(error.clone()), None);
+            record(
+                task,
+                step,
+                "llm",
+                String::new(),
+                Some(error.clone()),
+                None,
+                &clock,
+            );
             return Err(StepFailure::Step(error));
         }
     };
@@ -461,7 +490,7 @@ async fn one_step(
             .get("success")
             .and_then(Value::as_bool)
             .unwrap_or(true);
-        record(task, step, "done", details, None, None);
+        record(task, step, "done", details, None, None, &clock);
         let result = TaskResult { text, success };
         task.update(|v| {
             v.result = Some(result.clone());
@@ -501,24 +530,48 @@ async fn one_step(
             "Failed to {}: no such action; choose one of the actions listed",
             action.kind
         );
-        record(task, step, &action.kind, details, Some(error.clone()), None);
+        record(
+            task,
+            step,
+            &action.kind,
+            details,
+            Some(error.clone()),
+            None,
+            &clock,
+        );
         return Err(StepFailure::Step(error));
     }
     let action = match checked(action, &state) {
         Ok(action) => action,
         Err((action, error)) => {
-            record(task, step, &action.kind, details, Some(error.clone()), None);
+            record(
+                task,
+                step,
+                &action.kind,
+                details,
+                Some(error.clone()),
+                None,
+                &clock,
+            );
             return Err(StepFailure::Step(error));
         }
     };
     match browser.act(&action).await {
         Ok(action_id) => {
-            record(task, step, &action.kind, details, None, action_id);
+            record(task, step, &action.kind, details, None, action_id, &clock);
             Ok(StepEnd::Continue)
         }
         Err(reason) => {
             let error = format!("Failed to {}: {reason}", action.kind);
-            record(task, step, &action.kind, details, Some(error.clone()), None);
+            record(
+                task,
+                step,
+                &action.kind,
+                details,
+                Some(error.clone()),
+                None,
+                &clock,
+            );
             Err(StepFailure::Step(error))
         }
     }
@@ -706,6 +759,12 @@ fn details_of(action: &ChosenAction, state: &Value) -> String {
     }
 }
 
+/// When a step began and how long its model took.
+struct StepClock {
+    started: Instant,
+    model_ms: Option<f64>,
+}
+
 fn record(
     task: &Task,
     step: u32,
@@ -713,6 +772,7 @@ fn record(
     details: String,
     error: Option<String>,
     action_id: Option<String>,
+    clock: &StepClock,
 ) {
     let item = HistoryItem {
         step,
@@ -720,6 +780,8 @@ fn record(
         details: details.clone(),
         error: error.clone(),
         action_id: action_id.clone(),
+        duration_ms: (clock.started.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+        model_ms: clock.model_ms.map(|ms| (ms * 10.0).round() / 10.0),
     };
     task.update(|v| v.history.push(item));
     task.tell(TaskEvent::ActionExecuted {

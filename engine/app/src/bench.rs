@@ -16,7 +16,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     if v.is_empty() { 0.0 } else { v[v.len() / 2] }
 }
 
-fn busy_page() -> String {
+pub(crate) fn busy_page() -> String {
     let mut html = String::from(
         "<!doctype html><title>Bench</title><style>body{font:14px sans-serif} .c{display:inline-block;margin:6px;padding:8px;border:1px solid #888}</style><body><h1>Benchmark page</h1><input placeholder='search' style='width:300px'><div id=out>0</div>",
     );
@@ -27,6 +27,7 @@ fn busy_page() -> String {
     html
 }
 
+mod bench_agent;
 mod bench_plugin_build;
 mod bench_recovery;
 mod bench_snapshot;
@@ -89,6 +90,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if std::env::args().nth(1).as_deref() == Some("recovery") {
         return bench_recovery::run().await;
+    }
+    if std::env::args().nth(1).as_deref() == Some("agent") {
+        return bench_agent::run().await;
     }
     if std::env::args().nth(1).as_deref() == Some("plugin-build") {
         return bench_plugin_build::run().await;
