@@ -28,6 +28,7 @@ pub(crate) fn busy_page() -> String {
 }
 
 mod bench_agent;
+mod bench_compare;
 mod bench_plugin_build;
 mod bench_recovery;
 mod bench_snapshot;
@@ -90,6 +91,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if std::env::args().nth(1).as_deref() == Some("recovery") {
         return bench_recovery::run().await;
+    }
+    if std::env::args().nth(1).as_deref() == Some("compare") {
+        return bench_compare::run().await;
     }
     if std::env::args().nth(1).as_deref() == Some("agent") {
         return bench_agent::run().await;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::median;
 
 /// 1,000 list items, each a link and a button: 2,000 interactive elements.
-fn catalogue(n: usize) -> String {
+pub(crate) fn catalogue(n: usize) -> String {
     let mut out = String::from(
         "<!doctype html><html><head><title>Catalogue</title></head><body><h1>Catalogue</h1><ul>",
     );

@@ -1,0 +1,47 @@
+// Playwright's side of `wabp-bench compare`: the same pages, the same
+// browser binary, the nearest equivalent of each wabp operation.
+// Usage: node compare.mjs BASE_URL CHROMIUM_PATH [RUNS]
+//   BASE_URL/ : 120 buttons and an input; BASE_URL/big : 2,000 links and buttons.
+import { chromium } from 'playwright-core';
+
+const [base, executablePath, runsArg] = process.argv.slice(2);
+const runs = Number(runsArg || 30);
+const WARMUP = 3;
+const TEXT = 'abcdefghijklmnopqrst';
+
+const median = (v) => { v.sort((a, b) => a - b); return v[Math.floor(v.length / 2)]; };
+async function time(f) {
+  const out = [];
+  for (let i = 0; i < runs + WARMUP; i++) {
+    const t0 = performance.now();
+    await f(i);
+    if (i >= WARMUP) out.push(performance.now() - t0);
+  }
+  return median(out);
+}
+
+const browser = await chromium.launch({ executablePath, headless: true });
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  await page.goto(base + '/', { waitUntil: 'load' });
+  const result = {};
+  result.click = await time(async (i) => {
+    await page.screenshot({ type: 'png' });
+    await page.mouse.click(60 + (i % 5) * 90, 120);
+    await page.waitForLoadState('load');
+    await page.screenshot({ type: 'png' });
+  });
+  result.navigate = await time(() => page.goto(base + '/', { waitUntil: 'load' }));
+  result.screenshot = await time(() => page.screenshot({ type: 'png' }));
+  const input = page.locator('input').first();
+  result.fill = await time(() => input.fill(TEXT));
+  result.type = await time(async () => { await input.fill(''); await input.pressSequentially(TEXT); });
+  await page.goto(base + '/big', { waitUntil: 'load' });
+  result.snapshot = await time(() =>
+    (typeof page.ariaSnapshot === 'function'
+      ? page.ariaSnapshot({ mode: 'ai' }).catch(() => page.locator('body').ariaSnapshot())
+      : page.locator('body').ariaSnapshot()));
+  console.log(JSON.stringify(result));
+} finally {
+  await browser.close();
+}
