@@ -1,7 +1,9 @@
 //! `wabp-bench compare`: wabp and Playwright (playwright-core from
 //! scripts/bench, on the same Chromium binary) on the same pages in the same
 //! run; medians and ratios. wabp is driven over its REST API on loopback,
-//! with the default envelope unless a row says otherwise.
+//! with the default envelope unless a row says otherwise. Then the scale
+//! run: 50 tabs clicking at once (`WABP_BENCH_TABS=N` for another size, 0
+//! to skip), against Playwright's 50 pages.
 
 use std::time::Instant;
 
@@ -171,7 +173,214 @@ pub async fn run() -> anyhow::Result<()> {
         "(Playwright: click = screenshot, mouse.click, waitForLoadState, screenshot; navigate = goto; \
          screenshot = PNG; fill = locator.fill; type = fill('') + pressSequentially; snapshot = ariaSnapshot)"
     );
+    if std::env::var("WABP_BENCH_TABS").as_deref() != Ok("0") {
+        scale(&api, &base, &executable).await?;
+    }
     engine.shutdown(std::time::Duration::from_secs(5)).await;
     let _ = std::fs::remove_dir_all(session);
+    Ok(())
+}
+
+/// Tabs and clicks per tab of the scale run (`WABP_BENCH_TABS`).
+fn scale_size() -> (usize, usize) {
+    let tabs = std::env::var("WABP_BENCH_TABS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    (tabs, 10)
+}
+
+/// The resident memory of process `root` and all its descendants, in MB
+/// (RSS summed: shared pages count once per process, the same for both).
+fn tree_rss_mb(root: u32) -> f64 {
+    let mut parent = std::collections::HashMap::new();
+    let mut rss = std::collections::HashMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0.0;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the command's closing parenthesis: state, ppid, ...
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if let (Some(ppid), Some(pages)) = (
+            fields.get(1).and_then(|f| f.parse::<u32>().ok()),
+            fields.get(21).and_then(|f| f.parse::<u64>().ok()),
+        ) {
+            parent.insert(pid, ppid);
+            rss.insert(pid, pages);
+        }
+    }
+    let in_tree = |mut pid: u32| {
+        for _ in 0..64 {
+            if pid == root {
+                return true;
+            }
+            match parent.get(&pid) {
+                Some(&p) if p != 0 => pid = p,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let pages: u64 = rss
+        .iter()
+        .filter(|(pid, _)| in_tree(**pid))
+        .map(|(_, pages)| *pages)
+        .sum();
+    pages as f64 * 4096.0 / 1_048_576.0
+}
+
+/// Samples [`tree_rss_mb`] of `root` every 250 ms until told to stop;
+/// answers the peak.
+fn sample_peak(
+    root: u32,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<f64>,
+) {
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let sampler = tokio::spawn(async move {
+        let mut peak: f64 = 0.0;
+        loop {
+            peak = peak.max(
+                tokio::task::spawn_blocking(move || tree_rss_mb(root))
+                    .await
+                    .unwrap_or(0.0),
+            );
+            tokio::select! {
+                _ = &mut stopped => return peak,
+                _ = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+            }
+        }
+    });
+    (stop, sampler)
+}
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return 0.0;
+    }
+    v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
+}
+
+/// N tabs clicking at once (default envelope) against Playwright's N pages
+/// taking screenshot, click, screenshot: throughput, p95, peak memory.
+pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Result<()> {
+    let (tabs, clicks) = scale_size();
+    let http = reqwest::Client::new();
+    let mut ids = Vec::new();
+    for _ in 0..tabs {
+        let tab: Value = http
+            .post(format!("{api}/tabs"))
+            .json(&json!({ "url": format!("{base}/") }))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let id = tab["id"]
+            .as_str()
+            .ok_or_else(|| anyhow::anyhow!("no tab: {tab}"))?
+            .to_string();
+        ids.push(id);
+    }
+    let (stop, sampler) = sample_peak(std::process::id());
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for (p, id) in ids.iter().enumerate() {
+        let (http, url) = (http.clone(), format!("{api}/tabs/{id}/click"));
+        workers.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut failed = 0;
+            for i in 0..clicks {
+                let t = Instant::now();
+                let ok = http
+                    .post(&url)
+                    .json(&json!({ "x": 60 + ((p + i) % 5) * 90, "y": 120 }))
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status().is_success());
+                if ok {
+                    latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+                } else {
+                    failed += 1;
+                }
+            }
+            (latencies, failed)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut failed = 0;
+    for worker in workers {
+        let (l, f) = worker.await?;
+        latencies.extend(l);
+        failed += f;
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let _ = stop.send(());
+    let peak = sampler.await.unwrap_or(0.0);
+    for id in &ids {
+        let _ = http.delete(format!("{api}/tabs/{id}")).send().await;
+    }
+    let done = latencies.len();
+    println!(
+        "\n{tabs} tabs at once, {clicks} clicks each (default envelope / screenshot, click, screenshot):"
+    );
+    println!(
+        "  wabp        {:6.1} actions/s, p50 {:7.1} ms, p95 {:7.1} ms, peak RSS {:7.0} MB ({failed} failed)",
+        done as f64 / wall,
+        percentile(latencies.clone(), 0.5),
+        percentile(latencies, 0.95),
+        peak
+    );
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench/scale.mjs");
+    if !script
+        .with_file_name("node_modules")
+        .join("playwright-core")
+        .exists()
+    {
+        println!("  Playwright not run: cd scripts/bench && npm install (playwright-core)");
+        return Ok(());
+    }
+    let child = tokio::process::Command::new("node")
+        .arg(&script)
+        .args([
+            &format!("{base}/"),
+            executable,
+            &tabs.to_string(),
+            &clicks.to_string(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let (stop, sampler) = sample_peak(child.id().unwrap_or(0));
+    let output = child.wait_with_output().await?;
+    let _ = stop.send(());
+    let peak = sampler.await.unwrap_or(0.0);
+    let line = String::from_utf8_lossy(&output.stdout);
+    match serde_json::from_str::<Value>(line.trim()) {
+        Ok(v) => println!(
+            "  Playwright  {:6.1} actions/s, p50 {:7.1} ms, p95 {:7.1} ms, peak RSS {:7.0} MB",
+            v["per_second"].as_f64().unwrap_or(0.0),
+            v["p50_ms"].as_f64().unwrap_or(0.0),
+            v["p95_ms"].as_f64().unwrap_or(0.0),
+            peak
+        ),
+        Err(_) => println!(
+            "  Playwright failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ),
+    }
     Ok(())
 }
