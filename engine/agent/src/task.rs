@@ -416,16 +416,7 @@ async fn one_step(
         Ok(state) => state,
         Err(e) => {
             let error = format!("Failed to get_state: {e}");
-            record(
-                task,
-                step,
-                "get_state",
-                String::new(),
-                Some(error.clone()),
-                None,
-                &clock,
-            );
-            return Err(StepFailure::Step(error));
+            return failed(task, step, "get_state", String::new(), error, &clock);
         }
     };
     let plugin_actions: Vec<ToolSpec> = browser
@@ -466,16 +457,7 @@ async fn one_step(
         Ok(action) => action,
         Err(reason) => {
             let error = format!("Failed to parse LLM response: {reason}");
-            record(
-                task,
-                step,
-                "llm",
-                String::new(),
-                Some(error.clone()),
-                None,
-                &clock,
-            );
-            return Err(StepFailure::Step(error));
+            return failed(task, step, "llm", String::new(), error, &clock);
         }
     };
     let details = details_of(&action, &state);
@@ -530,30 +512,12 @@ async fn one_step(
             "Failed to {}: no such action; choose one of the actions listed",
             action.kind
         );
-        record(
-            task,
-            step,
-            &action.kind,
-            details,
-            Some(error.clone()),
-            None,
-            &clock,
-        );
-        return Err(StepFailure::Step(error));
+        return failed(task, step, &action.kind, details, error, &clock);
     }
     let action = match checked(action, &state) {
         Ok(action) => action,
         Err((action, error)) => {
-            record(
-                task,
-                step,
-                &action.kind,
-                details,
-                Some(error.clone()),
-                None,
-                &clock,
-            );
-            return Err(StepFailure::Step(error));
+            return failed(task, step, &action.kind, details, error, &clock);
         }
     };
     match browser.act(&action).await {
@@ -563,16 +527,7 @@ async fn one_step(
         }
         Err(reason) => {
             let error = format!("Failed to {}: {reason}", action.kind);
-            record(
-                task,
-                step,
-                &action.kind,
-                details,
-                Some(error.clone()),
-                None,
-                &clock,
-            );
-            Err(StepFailure::Step(error))
+            failed(task, step, &action.kind, details, error, &clock)
         }
     }
 }
@@ -793,6 +748,28 @@ fn record(
         step,
         action_id,
     });
+}
+
+/// Records a failed step and answers it as one (it counts toward the
+/// consecutive failures).
+fn failed(
+    task: &Task,
+    step: u32,
+    action: &str,
+    details: String,
+    error: String,
+    clock: &StepClock,
+) -> Result<StepEnd, StepFailure> {
+    record(
+        task,
+        step,
+        action,
+        details,
+        Some(error.clone()),
+        None,
+        clock,
+    );
+    Err(StepFailure::Step(error))
 }
 
 fn finish_error(task: &Task, error: String) {

@@ -27,6 +27,14 @@ pub(crate) fn busy_page() -> String {
     html
 }
 
+/// Serves `router` on 127.0.0.1 (a port of its own); its `http://` base.
+pub(crate) async fn serve_site(router: axum::Router) -> anyhow::Result<String> {
+    let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", site.local_addr()?);
+    tokio::spawn(async move { axum::serve(site, router).await });
+    Ok(base)
+}
+
 mod bench_agent;
 mod bench_compare;
 mod bench_plugin_build;

@@ -33,17 +33,12 @@ pub async fn run() -> anyhow::Result<()> {
             }
         }
     };
-    let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", site.local_addr()?);
-    tokio::spawn(async move {
-        axum::serve(
-            site,
-            axum::Router::new()
-                .route("/", axum::routing::get(move || async move { Html(page) }))
-                .route("/v1/chat/completions", axum::routing::post(model)),
-        )
-        .await
-    });
+    let base = crate::serve_site(
+        axum::Router::new()
+            .route("/", axum::routing::get(move || async move { Html(page) }))
+            .route("/v1/chat/completions", axum::routing::post(model)),
+    )
+    .await?;
     let session = std::env::temp_dir().join(format!("wabp-bench-agent-{}", std::process::id()));
     let app = wabp::App::start(crate::bench_options(session.clone())).await?;
     let ctx = app.services.ctx(wabp_core::Caller::default());

@@ -19,17 +19,12 @@ const TEXT: &str = "abcdefghijklmnopqrst";
 pub async fn run() -> anyhow::Result<()> {
     let page = crate::busy_page();
     let big = crate::bench_snapshot::catalogue(1000);
-    let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", site.local_addr()?);
-    tokio::spawn(async move {
-        axum::serve(
-            site,
-            axum::Router::new()
-                .route("/", axum::routing::get(move || async move { Html(page) }))
-                .route("/big", axum::routing::get(move || async move { Html(big) })),
-        )
-        .await
-    });
+    let base = crate::serve_site(
+        axum::Router::new()
+            .route("/", axum::routing::get(move || async move { Html(page) }))
+            .route("/big", axum::routing::get(move || async move { Html(big) })),
+    )
+    .await?;
     let session = std::env::temp_dir().join(format!("wabp-bench-compare-{}", std::process::id()));
     let app = wabp::App::start(crate::bench_options(session.clone())).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -63,14 +58,7 @@ pub async fn run() -> anyhow::Result<()> {
         }
     };
     let post = |path: String, body: Value| request(reqwest::Method::POST, path, Some(body));
-    let tab: Value = http
-        .post(format!("{api}/tabs"))
-        .json(&json!({ "url": format!("{base}/") }))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let tab = tab["id"].as_str().unwrap_or_default().to_string();
+    let tab = open_tab(&http, &api, &format!("{base}/")).await?;
 
     let mut rows: Vec<(&str, f64, Option<&str>)> = Vec::new();
     macro_rules! measure {
@@ -181,6 +169,21 @@ pub async fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A new tab on `url`, over REST; its id.
+async fn open_tab(http: &reqwest::Client, api: &str, url: &str) -> anyhow::Result<String> {
+    let tab: Value = http
+        .post(format!("{api}/tabs"))
+        .json(&json!({ "url": url }))
+        .send()
+        .await?
+        .json()
+        .await?;
+    tab["id"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("no tab: {tab}"))
+}
+
 /// Tabs and clicks per tab of the scale run (`WABP_BENCH_TABS`).
 fn scale_size() -> (usize, usize) {
     let tabs = std::env::var("WABP_BENCH_TABS")
@@ -279,18 +282,7 @@ pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Re
     let http = reqwest::Client::new();
     let mut ids = Vec::new();
     for _ in 0..tabs {
-        let tab: Value = http
-            .post(format!("{api}/tabs"))
-            .json(&json!({ "url": format!("{base}/") }))
-            .send()
-            .await?
-            .json()
-            .await?;
-        let id = tab["id"]
-            .as_str()
-            .ok_or_else(|| anyhow::anyhow!("no tab: {tab}"))?
-            .to_string();
-        ids.push(id);
+        ids.push(open_tab(&http, api, &format!("{base}/")).await?);
     }
     let (stop, sampler) = sample_peak(std::process::id());
     let started = Instant::now();

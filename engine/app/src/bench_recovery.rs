@@ -71,17 +71,12 @@ impl Client {
 }
 
 pub async fn run() -> anyhow::Result<()> {
-    let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", site.local_addr()?);
-    tokio::spawn(async move {
-        axum::serve(
-            site,
-            axum::Router::new()
-                .route("/busy", axum::routing::get(|| async { Html(BUSY) }))
-                .route("/calm", axum::routing::get(|| async { Html(CALM) })),
-        )
-        .await
-    });
+    let base = crate::serve_site(
+        axum::Router::new()
+            .route("/busy", axum::routing::get(|| async { Html(BUSY) }))
+            .route("/calm", axum::routing::get(|| async { Html(CALM) })),
+    )
+    .await?;
     let session = std::env::temp_dir().join(format!("wabp-bench-recovery-{}", std::process::id()));
     let app = wabp::App::start(crate::bench_options(session.clone())).await?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

@@ -144,7 +144,7 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
                 }
                 Ok(Output::Json(v)) => answer(true, "Browser started successfully.", Some(v)),
                 Ok(_) => answer(true, "Browser started successfully.", None),
-                Err(e) => failed(e),
+                Err(e) => failed(e, ctx.engine.browser_running()),
             };
         }
         Action::Stop => {
@@ -153,7 +153,7 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
             }
             return match op(&ctx, "browser_stop", json!({})).await {
                 Ok(_) => answer(true, "Browser stopped.", None),
-                Err(e) => failed(e),
+                Err(e) => failed(e, ctx.engine.browser_running()),
             };
         }
         _ => {}
@@ -314,13 +314,13 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
     };
     match outcome {
         Ok((message, data)) => answer(true, message, data),
-        Err(e) => failed(e),
+        Err(e) => failed(e, ctx.engine.browser_running()),
     }
 }
 
 /// A failure while acting, as the tool tells it: the policy's words, an
 /// approval's prompt and id, or the engine's message.
-fn failed(e: Error) -> Result<Output> {
+fn failed(e: Error, running: bool) -> Result<Output> {
     match e.code {
         ErrorCode::ApprovalRequired => {
             let mut data = e.details.map(|d| *d).unwrap_or_default();
@@ -328,7 +328,7 @@ fn failed(e: Error) -> Result<Output> {
             answer(false, e.message, Some(Value::Object(data)))
         }
         // The browser went away during the call.
-        ErrorCode::NotReady if !e.message.contains("starting") => answer(false, NOT_RUNNING, None),
+        ErrorCode::NotReady if !running => answer(false, NOT_RUNNING, None),
         // Who may call what is the caller's answer, not the tool's.
         ErrorCode::Unauthorized | ErrorCode::Forbidden => Err(e),
         _ => answer(false, e.message, None),
