@@ -46,6 +46,8 @@ pub(crate) struct Recorder {
     /// stamped with it plus the time the page has run since.
     virtual_start_ms: f64,
     dispatched: Instant,
+    /// Page time fast-forwarded since the dispatch.
+    skipped_ms: f64,
     /// The tab went away during the action.
     pub closed: bool,
     network_types: Option<Vec<String>>,
@@ -66,12 +68,18 @@ impl Recorder {
             events: Vec::new(),
             virtual_start_ms,
             dispatched: Instant::now(),
+            skipped_ms: 0.0,
             closed: false,
             network_types: network
                 .map(|n| n.types.iter().map(|t| t.to_ascii_lowercase()).collect()),
             started: Default::default(),
             completed: 0,
         }
+    }
+
+    /// The page's clock was fast-forwarded: later events are stamped later.
+    pub(crate) fn skip(&mut self, ms: f64) {
+        self.skipped_ms += ms;
     }
 
     fn push(&mut self, event: TabEvent, virtual_time_ms: f64) {
@@ -83,7 +91,9 @@ impl Recorder {
 
     /// Records a signal; returns it for the wait heuristic when it is one.
     pub(crate) fn record(&mut self, signal: TabSignal) -> Option<WaitSignal> {
-        let now = self.virtual_start_ms + self.dispatched.elapsed().as_secs_f64() * 1000.0;
+        let now = self.virtual_start_ms
+            + self.skipped_ms
+            + self.dispatched.elapsed().as_secs_f64() * 1000.0;
         let now = (now * 10.0).round() / 10.0;
         match signal {
             TabSignal::LoadingStopped => None,
@@ -170,19 +180,88 @@ impl Recorder {
     }
 }
 
+/// Requests that never finish, or don't bear on what the page shows: they
+/// don't hold a fast-forward back.
+const LONG_LIVED: [&str; 5] = [
+    "WebSocket",
+    "EventSource",
+    "Ping",
+    "Prefetch",
+    "CSPViolationReport",
+];
+
+/// What the page has in flight, as far as the fast-forward cares: requests
+/// that started during the action and a navigation of the main frame.
+#[derive(Default)]
+struct InFlight {
+    requests: std::collections::HashSet<String>,
+    navigating: bool,
+}
+
+impl InFlight {
+    fn observe(&mut self, signal: &TabSignal) {
+        match signal {
+            TabSignal::Wait(WaitSignal::RequestStarted(info))
+                if !LONG_LIVED
+                    .iter()
+                    .any(|t| t.eq_ignore_ascii_case(&info.resource_type)) =>
+            {
+                self.requests.insert(info.id.clone());
+            }
+            TabSignal::Wait(WaitSignal::RequestFinished(id)) => {
+                self.requests.remove(id);
+            }
+            TabSignal::Wait(WaitSignal::NavigationStarted(_)) => self.navigating = true,
+            TabSignal::Wait(WaitSignal::DomContentLoaded | WaitSignal::Load)
+            | TabSignal::LoadingStopped => self.navigating = false,
+            _ => {}
+        }
+    }
+
+    fn quiet(&self) -> bool {
+        self.requests.is_empty() && !self.navigating
+    }
+}
+
+/// A fast-forward starts this long (real time) after the dispatch ended:
+/// what the dispatch set off (a navigation a click requested) reaches the
+/// engine as signals within it.
+const FAST_FORWARD_AFTER: Duration = Duration::from_millis(5);
+/// After a fast-forward ran page callbacks, the requests and navigations
+/// they started get this long to be signalled before time moves on.
+const AFTER_CALLBACKS: Duration = Duration::from_millis(2);
+/// A page whose timers keep firing gets this many fast-forward steps in one
+/// wait; the rest of the wait runs on the wall clock.
+const MAX_FAST_FORWARDS: u32 = 40;
+
 /// Runs the wait heuristic until it is done or the timeout passes.
 /// `dialog_open`: whether a dialog blocks the page now; one that opened and
 /// was answered during the dispatch (an accepted `beforeunload`) doesn't
 /// stop the wait.
-pub(crate) async fn wait_for_settle(
+///
+/// On [`WaitClock::Page`](super::WaitClock::Page) the heuristic's clock is
+/// the page's: while nothing is in flight, the time it asks to wait is
+/// fast-forwarded on the page (`ActionTab::advance_clock`: timers that come
+/// due run, in order, each at its time), a step at a time, so a timer that
+/// starts a request is seen before the page's time moves on; while a request
+/// or a navigation is in flight, the page runs at its normal pace. Tabs
+/// whose clock can't be fast-forwarded wait on the wall clock.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn wait_for_settle<T: super::ActionTab>(
+    tab: &T,
     session: &mut Box<dyn crate::plugin::WaitSession>,
     mut decision: WaitDecision,
     rx: &mut tokio::sync::broadcast::Receiver<TabSignal>,
     recorder: &mut Recorder,
     timeout: Duration,
+    mut fast_forward: bool,
     dialog_open: &(dyn Fn() -> bool + Sync),
 ) -> Result<String> {
     let started = Instant::now();
+    let mut in_flight = InFlight::default();
+    // Page time skipped by fast-forwards.
+    let mut skipped_ms = 0.0_f64;
+    let mut steps = 0;
     loop {
         let recheck = match decision {
             WaitDecision::Done { reason } => return Ok(reason),
@@ -195,18 +274,59 @@ pub(crate) async fn wait_for_settle(
             return Ok("timeout".into());
         }
         let mut signals = Vec::new();
-        // Sleep until the recheck time, waking early for a new signal.
-        match tokio::time::timeout(recheck.min(remaining), rx.recv()).await {
-            Ok(Ok(signal)) => signals.extend(recorder.record(signal)),
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
-                tracing::warn!("wait lost {n} signals")
+        let can_skip = fast_forward && in_flight.quiet() && !dialog_open();
+        let skipped = if can_skip && started.elapsed() >= FAST_FORWARD_AFTER {
+            match tab.advance_clock(recheck.as_secs_f64() * 1000.0).await {
+                Ok(Some(step)) => {
+                    steps += 1;
+                    fast_forward = steps < MAX_FAST_FORWARDS;
+                    Some(step)
+                }
+                Ok(None) => {
+                    fast_forward = false;
+                    None
+                }
+                Err(err) => {
+                    tracing::debug!("no fast-forward: {}", err.message);
+                    fast_forward = false;
+                    None
+                }
             }
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
-                return Ok("tab_closed".into());
+        } else {
+            None
+        };
+        match skipped {
+            Some(step) => {
+                skipped_ms += step.advanced_ms;
+                recorder.skip(step.advanced_ms);
+                if step.callbacks > 0 {
+                    tokio::time::sleep(AFTER_CALLBACKS).await;
+                }
             }
-            Err(_) => {}
+            None => {
+                // Sleep until the recheck time (or until a fast-forward may
+                // start), waking early for a new signal.
+                let mut nap = recheck.min(remaining);
+                if can_skip {
+                    nap = nap.min(FAST_FORWARD_AFTER.saturating_sub(started.elapsed()));
+                }
+                match tokio::time::timeout(nap, rx.recv()).await {
+                    Ok(Ok(signal)) => {
+                        in_flight.observe(&signal);
+                        signals.extend(recorder.record(signal));
+                    }
+                    Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(n))) => {
+                        tracing::warn!("wait lost {n} signals")
+                    }
+                    Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
+                        return Ok("tab_closed".into());
+                    }
+                    Err(_) => {}
+                }
+            }
         }
         while let Ok(signal) = rx.try_recv() {
+            in_flight.observe(&signal);
             signals.extend(recorder.record(signal));
         }
         if recorder.closed {
@@ -215,9 +335,8 @@ pub(crate) async fn wait_for_settle(
         if !dialog_open() {
             signals.retain(|s| !matches!(s, WaitSignal::DialogOpened));
         }
-        decision = session
-            .poll(signals, started.elapsed().as_millis() as u64)
-            .await?;
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0 + skipped_ms;
+        decision = session.poll(signals, elapsed_ms as u64).await?;
     }
 }
 

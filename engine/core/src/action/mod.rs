@@ -31,7 +31,7 @@ pub use events::{NavigationHint, ScrollSource};
 pub(crate) use events::{Recorder, wait_for_settle};
 pub use options::{
     ActionOptions, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, NetworkOptions, OPTION_KEYS, ScreenshotArea,
-    ScreenshotOptions, WaitUntil, action_params,
+    ScreenshotOptions, WaitClock, WaitUntil, action_params,
 };
 
 use crate::capture::CachedFrame;
@@ -74,6 +74,12 @@ pub trait ActionTab: Send + Sync + 'static {
     async fn thaw(&self) -> Result<()>;
     /// Freezes the page; whether it is frozen now.
     async fn freeze(&self) -> Result<bool>;
+    /// Moves the page's clock forward by up to `budget_ms` at once, running
+    /// what comes due on the way; `None` when this tab's clock can't be
+    /// fast-forwarded (the settle then runs on the wall clock).
+    async fn advance_clock(&self, _budget_ms: f64) -> Result<Option<ClockStep>> {
+        Ok(None)
+    }
     /// A screenshot with markup, and the viewport it shows.
     async fn capture(
         &self,
@@ -94,6 +100,15 @@ pub trait ActionTab: Send + Sync + 'static {
         false
     }
     fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall>;
+}
+
+/// One fast-forward of a page's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockStep {
+    /// Page time skipped, in ms (less than asked when callbacks ran first).
+    pub advanced_ms: f64,
+    /// Timer callbacks that ran.
+    pub callbacks: u32,
 }
 
 /// How long an action waits, after its settle, for popups it opened to be
@@ -387,11 +402,13 @@ async fn execute<T: ActionTab>(
         "renderer_unresponsive".to_string()
     } else {
         match wait_for_settle(
+            tab.as_ref(),
             &mut session,
             first_decision,
             &mut rx,
             &mut recorder,
             timeout,
+            options.wait_until.clock() == WaitClock::Page,
             &|| tab.dialog_pending(),
         )
         .await

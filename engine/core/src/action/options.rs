@@ -16,6 +16,32 @@ pub struct WaitUntil {
     pub timeout_ms: u64,
     /// The whole `wait_until` object, passed to the heuristic.
     pub params: Value,
+    /// `wait_until.clock`, when the request names one.
+    pub clock: Option<WaitClock>,
+}
+
+/// What a wait's milliseconds count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitClock {
+    /// The page's own time: quiet stretches (nothing in flight) are
+    /// fast-forwarded, so a settle window costs the page its time, not the
+    /// caller's.
+    Page,
+    /// Real time: the page runs at its normal pace for the whole wait (what
+    /// a server the page talks to over a WebSocket needs).
+    Wall,
+}
+
+impl WaitUntil {
+    /// The page's clock, except for `time` waits, which let real time pass
+    /// unless the request says otherwise.
+    pub fn clock(&self) -> WaitClock {
+        self.clock.unwrap_or(if self.wait_type == "time" {
+            WaitClock::Wall
+        } else {
+            WaitClock::Page
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +158,16 @@ impl ActionOptions {
                 ))
             })?,
         };
+        let clock = match wait.get("clock") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) if c == "page" => Some(WaitClock::Page),
+            Some(Value::String(c)) if c == "wall" => Some(WaitClock::Wall),
+            Some(_) => {
+                return Err(Error::invalid(
+                    "wait_until.clock must be \"page\" or \"wall\"",
+                ));
+            }
+        };
         let mut params = if wait.is_object() {
             wait.clone()
         } else {
@@ -199,6 +235,7 @@ impl ActionOptions {
                 wait_type,
                 timeout_ms,
                 params,
+                clock,
             },
             screenshot: ScreenshotOptions {
                 area,

@@ -44,6 +44,7 @@ use serde_json::{Value, json};
 use tiny_skia::Pixmap;
 use tokio::sync::oneshot;
 
+use crate::action::ClockStep;
 use crate::error::{Error, Result};
 use crate::image::decode_png;
 use crate::plugin::ViewportInfo;
@@ -393,6 +394,53 @@ impl FrameDriver {
         );
         registered?;
         Ok(ordered?.map(|_| ()))
+    }
+
+    /// Fast-forwards a compositor tab's page clock by up to `budget_ms`,
+    /// running the page's timers that come due on the way (see `advance` in
+    /// `page_clock.js`). `None` when this tab can't be fast-forwarded: no
+    /// execution control, the deterministic driver (its virtual time follows
+    /// the begin-frames it is drawn with), a dialog holding the page, or a
+    /// document without the clock.
+    pub async fn advance(&self, budget_ms: f64) -> Result<Option<ClockStep>> {
+        let exec = self.frames.execution.lock().await;
+        if !exec.enabled || exec.kind == DriverKind::Deterministic {
+            return Ok(None);
+        }
+        let params = EvaluateParams::builder()
+            .expression(format!(
+                "window.__wabpClock && window.__wabpClock.advance ? window.__wabpClock.advance({budget_ms:?}) : null"
+            ))
+            .return_by_value(true)
+            .await_promise(true)
+            .build()
+            .map_err(Error::internal)?;
+        let Some(answer) = self
+            .session
+            .execute_until_blocked(params, STEP_LIMIT, None)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let Some(value) = answer.result.value.filter(|v| v.is_object()) else {
+            return Ok(None);
+        };
+        let step = ClockStep {
+            advanced_ms: value["jumped"].as_f64().unwrap_or(0.0).max(0.0),
+            callbacks: value["ran"].as_u64().unwrap_or(0) as u32,
+        };
+        let mut clock = self
+            .frames
+            .page_clock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match clock.frozen_at_ms.as_mut() {
+            Some(at) => *at += step.advanced_ms,
+            None => clock.shift_ms += step.advanced_ms,
+        }
+        drop(clock);
+        drop(exec);
+        Ok(Some(step))
     }
 
     /// The page's `Date.now()` for a compositor tab, from the engine's own

@@ -50,6 +50,12 @@ impl crate::action::ActionTab for Tab {
     async fn freeze(&self) -> Result<bool> {
         self.driver().freeze().await
     }
+    async fn advance_clock(&self, budget_ms: f64) -> Result<Option<crate::action::ClockStep>> {
+        if self.pending_dialog().is_some() {
+            return Ok(None);
+        }
+        self.driver().advance(budget_ms).await
+    }
     async fn capture(
         &self,
         registry: &dyn crate::plugin::PluginRegistry,

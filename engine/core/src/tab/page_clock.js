@@ -160,18 +160,103 @@
   };
 
   // ---- orders, passed on to every frame below this one
-  const pass = (op) => {
+  const pass = (op, arg) => {
     for (let i = 0, n = frameCount(); i < n; i++) {
       const frame = g[i];
       try {
-        frame[KEY][op]();
+        frame[KEY][op](arg);
       } catch (_) {
         // Cross-origin: by message, which only this clock's token opens.
         try {
-          frame.postMessage({ [KEY]: TOKEN, op }, '*');
+          frame.postMessage({ [KEY]: TOKEN, op, arg }, '*');
         } catch (_) {}
       }
     }
+  };
+
+  // ---- fast-forward: the engine skips a settle window's quiet time
+  // Moves the page's time to `to` (never back); answers how far it moved.
+  const jumpTo = (to) => {
+    const by = to - pageNow();
+    if (!(by > 0)) return 0;
+    if (frozen) frozenAt = to;
+    else hidden -= by;
+    return by;
+  };
+  const RealChannel = g.MessageChannel;
+  // Resolves after one macrotask: microtasks the callbacks queued have run,
+  // and so have the requests they started.
+  const nextTask = () =>
+    new Promise((resolve) => {
+      if (!RealChannel) return real.setTimeout(resolve, 0);
+      const channel = new RealChannel();
+      channel.port1.onmessage = () => resolve();
+      channel.port2.postMessage(0);
+    });
+  // At most this many callbacks per call: a zero-delay interval must not
+  // hold the page.
+  const MAX_CALLBACKS = 500;
+  // Moves the page's time forward by up to `ms`, running the timers that
+  // come due on the way, in their order, each at its own time. `stepwise`
+  // stops after the first instant at which callbacks ran, so the engine
+  // sees whether they started a request or a navigation before going on.
+  // CSS and Web Animations skip the same time; frames below follow.
+  const advance = (ms, stepwise) => {
+    const target = pageNow() + Math.max(0, Number(ms) || 0);
+    let jumped = 0;
+    let ran = 0;
+    let reached = true;
+    while (ran < MAX_CALLBACKS) {
+      let next = null;
+      for (const t of timers.values()) {
+        if (t.due <= target && (next === null || t.due < next.due)) next = t;
+      }
+      if (next === null) break;
+      if (stepwise && ran > 0 && next.due > pageNow()) {
+        reached = false;
+        break;
+      }
+      jumped += jumpTo(next.due);
+      if (next.real !== null) real.clearTimeout(next.real);
+      next.real = null;
+      next.held = false;
+      if (next.interval === null) timers.delete(next.id);
+      else {
+        next.due = pageNow() + Math.max(1, next.interval);
+        if (frozen) next.held = true;
+        else arm(next, next.due - pageNow());
+      }
+      ran++;
+      try {
+        next.callback.apply(g, next.args);
+      } catch (e) {
+        // Reported as an uncaught error, as the browser's timer would.
+        real.setTimeout(() => {
+          throw e;
+        }, 0);
+      }
+    }
+    if (ran >= MAX_CALLBACKS) reached = false;
+    if (reached) jumped += jumpTo(target);
+    if (jumped > 0) {
+      // Browser timers still armed for the old time come due sooner now.
+      if (!frozen) {
+        for (const t of timers.values()) {
+          if (t.real === null) continue;
+          real.clearTimeout(t.real);
+          arm(t, t.due - pageNow());
+        }
+      }
+      try {
+        for (const a of document.getAnimations()) {
+          if (a.playState === 'running' && typeof a.currentTime === 'number') {
+            a.currentTime += jumped * a.playbackRate;
+          }
+        }
+      } catch (_) {}
+      pass('advanceAll', jumped);
+    }
+    return { jumped, ran };
   };
   // A thaw takes effect one frame later: a short command (a script, a read)
   // runs with the clock still, as on the deterministic driver, and a freeze
@@ -211,6 +296,17 @@
       pass('thaw');
       return true;
     },
+    // The engine's fast-forward: a promise when callbacks ran (it resolves
+    // once their microtasks and the next task have run).
+    advance(ms) {
+      const step = advance(ms, true);
+      return step.ran > 0 ? nextTask().then(() => step) : step;
+    },
+    // A frame below follows its parent's fast-forward whole.
+    advanceAll(ms) {
+      advance(ms, false);
+      return true;
+    },
     frozen: () => frozen,
     now: () => dateNow(),
   };
@@ -221,6 +317,7 @@
       if (e.source !== g.parent || !data || typeof data !== 'object' || data[KEY] !== TOKEN) return;
       e.stopImmediatePropagation();
       if (data.op === 'freeze' || data.op === 'thaw') api[data.op]();
+      else if (data.op === 'advanceAll' && typeof data.arg === 'number') api.advanceAll(data.arg);
     },
     true,
   );
