@@ -317,9 +317,11 @@ fn draw_label(
             }
             let alpha = coverage * color.a as f32 / 255.0;
             let i = ((py * pw + px) * 4) as usize;
-            for (channel, value) in [color.r, color.g, color.b].into_iter().enumerate() {
+            // Source-over, premultiplied: the same on an opaque frame and on
+            // a transparent markup layer.
+            for (channel, value) in [color.r, color.g, color.b, 255].into_iter().enumerate() {
                 let old = data[i + channel] as f32;
-                data[i + channel] = (old + (value as f32 - old) * alpha).round() as u8;
+                data[i + channel] = (value as f32 * alpha + old * (1.0 - alpha)).round() as u8;
             }
         });
     }
@@ -392,12 +394,91 @@ pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
     Ok(memory.to_vec())
 }
 
-/// Finishes a screenshot from a captured frame and the layout read with it:
-/// markup, cursor, WebP. `capture_ms` is what the frame and layout took.
+/// A screenshot's markup, rendered and drawn on a transparent layer from
+/// the layout alone, so that it is ready by the time the frame arrives.
+pub struct MarkupLayer {
+    shapes: Vec<Shape>,
+    /// The shapes drawn at `scale`, when there are any.
+    layer: Option<(Pixmap, f32)>,
+}
+
+impl MarkupLayer {
+    /// Renders the markup for `layout` (the plugins' shapes) and draws it at
+    /// the scale the frame is expected at (the device pixel ratio).
+    pub async fn prepare(
+        registry: &dyn PluginRegistry,
+        tags: &[String],
+        layout: &PageLayout,
+    ) -> Result<MarkupLayer> {
+        if tags.is_empty() {
+            return Ok(MarkupLayer {
+                shapes: Vec::new(),
+                layer: None,
+            });
+        }
+        let shapes = render_markup(registry, tags, layout).await?;
+        let scale = layout.viewport.device_scale_factor.clamp(0.25, 4.0) as f32;
+        let width = (layout.viewport.width as f32 * scale).round();
+        let height = (layout.viewport.height as f32 * scale).round();
+        let layer = (!shapes.is_empty()
+            && width >= 1.0
+            && height >= 1.0
+            && width <= MAX_IMAGE_SIDE as f32
+            && height <= MAX_IMAGE_SIDE as f32)
+            .then(|| Pixmap::new(width as u32, height as u32))
+            .flatten()
+            .map(|mut layer| {
+                draw_shapes(&mut layer, &shapes, scale);
+                (layer, scale)
+            });
+        Ok(MarkupLayer { shapes, layer })
+    }
+
+    /// Puts the markup on the frame: the prepared layer when the frame has
+    /// the size it was drawn for, else the shapes drawn afresh.
+    fn apply(self, pixmap: &mut Pixmap, scale: f32) {
+        match self.layer {
+            Some((layer, _))
+                if layer.width() == pixmap.width() && layer.height() == pixmap.height() =>
+            {
+                composite_over(pixmap, &layer)
+            }
+            _ if !self.shapes.is_empty() => draw_shapes(pixmap, &self.shapes, scale),
+            _ => {}
+        }
+    }
+}
+
+/// `layer` (premultiplied) over `frame`, same size, skipping the
+/// transparent pixels that most of a markup layer is.
+fn composite_over(frame: &mut Pixmap, layer: &Pixmap) {
+    let top = layer.data();
+    for (dst, src) in frame
+        .data_mut()
+        .chunks_exact_mut(4)
+        .zip(top.chunks_exact(4))
+    {
+        match src[3] {
+            0 => {}
+            255 => dst.copy_from_slice(src),
+            alpha => {
+                let keep = 255 - u16::from(alpha);
+                for channel in 0..4 {
+                    let under = (u16::from(dst[channel]) * keep + 127) / 255;
+                    dst[channel] = (u16::from(src[channel]) + under).min(255) as u8;
+                }
+            }
+        }
+    }
+}
+
+/// Finishes a screenshot from a captured frame, the layout read with it and
+/// its markup: cursor, crop, WebP. `capture_ms` is what the frame, the
+/// layout and the markup layer took (concurrently).
 pub async fn compose(
     mut pixmap: Pixmap,
     layout: &PageLayout,
-    registry: &dyn PluginRegistry,
+    markup: MarkupLayer,
     options: &CaptureOptions,
     capture_ms: f64,
 ) -> Result<(Screenshot, CaptureTiming)> {
@@ -407,10 +488,7 @@ pub async fn compose(
     } else {
         1.0
     };
-    if !options.markup.is_empty() {
-        let shapes = render_markup(registry, &options.markup, layout).await?;
-        draw_shapes(&mut pixmap, &shapes, scale);
-    }
+    markup.apply(&mut pixmap, scale);
     if let Some((x, y)) = options.cursor {
         draw_cursor(&mut pixmap, x, y, scale);
     }
@@ -479,6 +557,62 @@ mod tests {
         let px = |x: u32, y: u32| p.pixel(x, y).unwrap();
         assert_eq!((px(15, 15).red(), px(15, 15).green()), (255, 0));
         assert_eq!(px(50, 50).green(), 255);
+    }
+
+    #[test]
+    fn a_markup_layer_composited_matches_drawing_on_the_frame() {
+        // A frame with some colour, so that blending shows.
+        let mut frame = Pixmap::new(80, 40).unwrap();
+        frame.fill(tiny_skia::Color::from_rgba8(30, 120, 200, 255));
+        let translucent = Color {
+            r: 250,
+            g: 20,
+            b: 20,
+            a: 140,
+        };
+        let shapes = vec![
+            Shape::Rect {
+                rect: Rect {
+                    x: 4.5,
+                    y: 4.5,
+                    width: 30.0,
+                    height: 20.0,
+                },
+                stroke: Some(translucent),
+                stroke_width: 2.0,
+                fill: Some(translucent),
+                dash: vec![],
+            },
+            Shape::Label {
+                x: 40.0,
+                y: 5.0,
+                text: "17".into(),
+                color: Color {
+                    r: 255,
+                    g: 255,
+                    b: 0,
+                    a: 255,
+                },
+                background: None,
+                size: 14.0,
+            },
+        ];
+        let mut direct = frame.clone();
+        draw_shapes(&mut direct, &shapes, 1.0);
+        let mut layer = Pixmap::new(80, 40).unwrap();
+        draw_shapes(&mut layer, &shapes, 1.0);
+        let mut composited = frame.clone();
+        composite_over(&mut composited, &layer);
+        let mut changed = 0;
+        for (a, b) in direct.data().iter().zip(composited.data()) {
+            assert!(a.abs_diff(*b) <= 2, "{a} vs {b}");
+        }
+        for (a, b) in frame.data().iter().zip(composited.data()) {
+            changed += usize::from(a != b);
+        }
+        // The rectangle and the glyphs are on it; the rest is the frame.
+        assert!(changed > 600, "{changed}");
+        assert_eq!(composited.pixel(70, 35), frame.pixel(70, 35));
     }
 
     #[test]

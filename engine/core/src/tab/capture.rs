@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::capture::{CaptureOptions, CaptureTiming, PageLayout, Screenshot, compose};
+use crate::capture::{CaptureOptions, CaptureTiming, MarkupLayer, PageLayout, Screenshot, compose};
 use crate::error::Result;
 use crate::plugin::PluginRegistry;
 use serde_json::Value;
@@ -96,7 +96,8 @@ async fn add_frame_elements(refs: &PageRefs<'_>, layout: &mut PageLayout) {
 /// Elements a screenshot's markup draws at most (the script's own limit).
 const MAX_MARKUP_ELEMENTS: usize = 2000;
 
-/// One full screenshot: frame + layout (concurrently), markup, cursor, WebP.
+/// One full screenshot: the frame, and meanwhile the layout and the markup
+/// layer drawn from it; then cursor and WebP.
 pub async fn take_screenshot(
     driver: &FrameDriver,
     refs: &PageRefs<'_>,
@@ -104,13 +105,17 @@ pub async fn take_screenshot(
     options: &CaptureOptions,
 ) -> Result<(Screenshot, PageLayout, CaptureTiming)> {
     let started = Instant::now();
-    let (pixels, layout) = tokio::join!(driver.capture_pixels(), read_layout(refs));
+    let (pixels, prepared) = tokio::join!(driver.capture_pixels(), async {
+        let layout = read_layout(refs).await?;
+        let markup = MarkupLayer::prepare(registry, &options.markup, &layout).await?;
+        Ok::<_, crate::error::Error>((layout, markup))
+    });
     let pixmap = pixels?;
-    let mut layout = layout?;
+    let (mut layout, markup) = prepared?;
     if let Some(page_time) = driver.page_time().await {
         layout.virtual_time_ms = page_time;
     }
     let capture_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let (screenshot, timing) = compose(pixmap, &layout, registry, options, capture_ms).await?;
+    let (screenshot, timing) = compose(pixmap, &layout, markup, options, capture_ms).await?;
     Ok((screenshot, layout, timing))
 }

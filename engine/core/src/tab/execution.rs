@@ -670,25 +670,31 @@ impl FrameDriver {
             ..Default::default()
         };
         // A tab behind another in its window (a page's `target=_blank`
-        // opened in front of it) is not drawn: bring it forward first.
-        if self
-            .session
-            .evaluate_json("document.visibilityState")
-            .await
-            .ok()
-            == Some(Value::from("hidden"))
-        {
-            tracing::debug!(tab = %self.session.tab_id(), "bringing a hidden tab to the front to draw it");
-            self.session.execute(BringToFrontParams::default()).await?;
-        }
+        // opened in front of it) is not drawn: brought forward meanwhile,
+        // the capture then gets its frame.
+        let bring_forward = async {
+            if self
+                .session
+                .evaluate_json("document.visibilityState")
+                .await
+                .ok()
+                == Some(Value::from("hidden"))
+            {
+                tracing::debug!(tab = %self.session.tab_id(), "bringing a hidden tab to the front to draw it");
+                if let Err(e) = self.session.execute(BringToFrontParams::default()).await {
+                    tracing::debug!("bring to front: {e}");
+                }
+            }
+        };
         // The page clock leaves the compositor drawing, so a capture answers
         // in tens of ms; one that does not (a renderer that stopped drawing)
         // is bounded, and the last frame stands in.
-        match self
-            .session
-            .execute_within(params, COMPOSITOR_CAPTURE_LIMIT)
-            .await
-        {
+        let (answer, ()) = tokio::join!(
+            self.session
+                .execute_within(params, COMPOSITOR_CAPTURE_LIMIT),
+            bring_forward
+        );
+        match answer {
             Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response.result.data)),
             Err(e) => match self.frames.last_pixels() {
                 Some(pixels) => {
