@@ -1043,3 +1043,133 @@ fn in_process_frames_freeze_with_their_page() {
         h.delete(&format!("/tabs/{tab}")).await;
     });
 }
+
+/// Clicks `selector` with `options` merged into the request; the envelope
+/// (asserted 200) and the wall time the call took.
+async fn click_with(
+    h: &common::Harness,
+    tab: &str,
+    selector: &str,
+    options: Value,
+) -> (Value, Duration) {
+    let (x, y) = h.center(tab, selector).await;
+    let mut body = json!({ "x": x, "y": y });
+    for (key, value) in options.as_object().unwrap() {
+        body[key] = value.clone();
+    }
+    let started = std::time::Instant::now();
+    let (status, env) = h.post(&format!("/tabs/{tab}/click"), body).await;
+    assert_eq!(status, 200, "{env}");
+    (env, started.elapsed())
+}
+
+/// `action_complete` settles on the page's clock (the default engine): the
+/// quiet stretches of its windows are fast-forwarded on the page, and what
+/// the page sets off meanwhile is still waited for.
+#[test]
+fn the_settle_is_fast_forwarded_on_the_page_clock() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/settle").await;
+        // A timer 100 ms after the click starts an 800 ms request.
+        let (env, _) = click_with(
+            h,
+            &tab,
+            "#fetch-later",
+            json!({ "network": { "types": ["Fetch"] }, "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(env["timing"]["wait_reason"], "settled", "{}", env["timing"]);
+        assert_eq!(env["network"]["total"], 1, "{}", env["network"]);
+        assert_eq!(env["network"]["completed"], 1, "{}", env["network"]);
+        let (_, out) = h
+            .post(&format!("/tabs/{tab}/text"), json!({ "selector": "#out" }))
+            .await;
+        assert_eq!(out["text"], "slow data arrived");
+
+        // A timer 100 ms after the click navigates; a link navigates at once.
+        for button in ["#go-later", "#link"] {
+            h.post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": h.url("/settle"), "screenshot": { "area": "none" } }),
+            )
+            .await;
+            let (env, _) =
+                click_with(h, &tab, button, json!({ "screenshot": { "area": "none" } })).await;
+            let navigation = event(&env, "navigation")
+                .unwrap_or_else(|| panic!("{button}: no navigation in {}", env["events"]));
+            assert!(
+                navigation["data"]["url"]
+                    .as_str()
+                    .is_some_and(|u| u.ends_with("/second")),
+                "{navigation}"
+            );
+        }
+
+        // A 5 s settle is page time: a timer 4 s away runs within it, and
+        // the page's clock runs ahead of the wall clock (on the wall clock
+        // the page can only run behind it: it is frozen around the action).
+        h.post(
+            &format!("/tabs/{tab}/navigate"),
+            json!({ "url": h.url("/settle"), "screenshot": { "area": "none" } }),
+        )
+        .await;
+        let (env, wall) = click_with(
+            h,
+            &tab,
+            "#far",
+            json!({ "wait_until": { "type": "action_complete", "settle_ms": 5000 }, "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(env["timing"]["wait_reason"], "settled");
+        let times = h.eval(&tab, "[window.t0, window.t1]").await;
+        let page_ms = times[1].as_f64().expect("the 4 s timer ran") - times[0].as_f64().unwrap();
+        assert!(page_ms >= 4000.0, "{times}");
+        assert!(
+            page_ms > wall.as_secs_f64() * 1000.0,
+            "the page saw {page_ms} ms in a click that took {wall:?}"
+        );
+
+        // CSS transitions skip along with the clock: the 400 ms fade is
+        // over in the after frame of a click that settles for 500 ms.
+        let (env, _) = click_with(
+            h,
+            &tab,
+            "#fade-on",
+            json!({ "wait_until": { "type": "action_complete", "settle_ms": 500 }, "screenshot": { "markup": [] } }),
+        )
+        .await;
+        let (width, _, rgba) = common::decode_screenshot(&env["screenshot_after"]);
+        let at = ((70 * width + 350) * 4) as usize;
+        assert!(
+            rgba[at] > 200 && rgba[at + 2] < 60,
+            "the faded box is {:?}",
+            &rgba[at..at + 3]
+        );
+
+        // On the wall clock the page runs at its own pace for the whole
+        // window.
+        let (env, wall) = click_with(
+            h,
+            &tab,
+            "#far",
+            json!({ "wait_until": { "type": "action_complete", "settle_ms": 1000, "clock": "wall" }, "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(env["timing"]["wait_reason"], "settled");
+        assert!(wall >= Duration::from_millis(1000), "{wall:?}");
+        let (x, y) = h.center(&tab, "#far").await;
+        let (status, err) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "wait_until": { "clock": "sundial" } }),
+            )
+            .await;
+        assert_eq!(status, 400);
+        assert!(
+            err["error"].as_str().unwrap().contains("wait_until.clock"),
+            "{err}"
+        );
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}

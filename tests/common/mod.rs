@@ -290,6 +290,7 @@ async fn start_site() -> String {
             .route("/dialog", get(|| async { Html(pages::DIALOG) }))
             .route("/markup", get(|| async { Html(pages::MARKUP) }))
             .route("/timer", get(|| async { Html(pages::TIMER) }))
+            .route("/settle", get(|| async { Html(pages::SETTLE) }))
             .route("/input-lab", get(|| async { Html(pages::INPUT_LAB) }))
             .route("/surface", get(|| async { Html(pages::SURFACE) }))
             .route("/events", get(|| async { Html(pages::EVENTS) }))

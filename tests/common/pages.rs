@@ -113,6 +113,23 @@ function frame(t) { window.frames++; document.getElementById('slide').style.left
 requestAnimationFrame(frame);
 </script></body></html>"#;
 
+/// Buttons whose clicks set work off later on the page's clock: a timer
+/// that starts an 800 ms request, a timer that navigates, a timer seconds
+/// away, a CSS transition; and a link.
+pub const SETTLE: &str = r#"<!doctype html><html><head><title>Settle</title><style>
+button, a { position: absolute; left: 20px; width: 200px; height: 36px; display: block; }
+#fade { position: absolute; left: 300px; top: 20px; width: 100px; height: 100px; background: rgb(0, 0, 255); transition: background-color 400ms linear; }
+#fade.on { background: rgb(255, 0, 0); }
+</style></head><body>
+<button id="fetch-later" style="top: 20px" onclick="setTimeout(() => fetch('/api/slow?ms=800').then(r => r.json()).then(j => { document.getElementById('out').textContent = j.message; }), 100)">fetch later</button>
+<button id="go-later" style="top: 70px" onclick="setTimeout(() => { location.href = '/second'; }, 100)">navigate later</button>
+<button id="far" style="top: 120px" onclick="window.t0 = Date.now(); setTimeout(() => { window.t1 = Date.now(); }, 4000)">timer in 4 s</button>
+<button id="fade-on" style="top: 170px" onclick="document.getElementById('fade').classList.add('on')">fade</button>
+<a id="link" style="top: 220px" href="/second">a link</a>
+<div id="out" style="position: absolute; left: 20px; top: 270px">nothing yet</div>
+<div id="fade"></div>
+</body></html>"#;
+
 /// A file input, selects, popups, a download link and a long page.
 pub const EVENTS: &str = r#"<!doctype html><html><head><title>Events</title><style>
 body { margin: 0; font: 16px sans-serif; height: 3000px; }

@@ -234,6 +234,42 @@ const AFTER_CALLBACKS: Duration = Duration::from_millis(2);
 /// wait; the rest of the wait runs on the wall clock.
 const MAX_FAST_FORWARDS: u32 = 40;
 
+/// The wait heuristic's clock, from the end of the dispatch: the page's own
+/// count where a fast-forward answered it (exact, even when the page
+/// resumed late after its thaw), plus the wall clock and the page time
+/// skipped since. Without fast-forwards it is the wall clock.
+struct HeuristicClock {
+    base_ms: f64,
+    base_at: Instant,
+    skipped_since_ms: f64,
+}
+
+impl HeuristicClock {
+    fn new() -> Self {
+        HeuristicClock {
+            base_ms: 0.0,
+            base_at: Instant::now(),
+            skipped_since_ms: 0.0,
+        }
+    }
+
+    fn skipped(&mut self, step: super::ClockStep) {
+        match step.since_mark_ms {
+            Some(page_ms) => {
+                self.base_ms = page_ms;
+                self.base_at = Instant::now();
+                self.skipped_since_ms = 0.0;
+            }
+            // A document that started since the mark: counted from outside.
+            None => self.skipped_since_ms += step.advanced_ms,
+        }
+    }
+
+    fn elapsed_ms(&self) -> f64 {
+        self.base_ms + self.base_at.elapsed().as_secs_f64() * 1000.0 + self.skipped_since_ms
+    }
+}
+
 /// Runs the wait heuristic until it is done or the timeout passes.
 /// `dialog_open`: whether a dialog blocks the page now; one that opened and
 /// was answered during the dispatch (an accepted `beforeunload`) doesn't
@@ -258,9 +294,11 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
     dialog_open: &(dyn Fn() -> bool + Sync),
 ) -> Result<String> {
     let started = Instant::now();
+    if fast_forward {
+        fast_forward = tab.mark_clock().await.unwrap_or(false);
+    }
+    let mut clock = HeuristicClock::new();
     let mut in_flight = InFlight::default();
-    // Page time skipped by fast-forwards.
-    let mut skipped_ms = 0.0_f64;
     let mut steps = 0;
     loop {
         let recheck = match decision {
@@ -297,7 +335,7 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         };
         match skipped {
             Some(step) => {
-                skipped_ms += step.advanced_ms;
+                clock.skipped(step);
                 recorder.skip(step.advanced_ms);
                 if step.callbacks > 0 {
                     tokio::time::sleep(AFTER_CALLBACKS).await;
@@ -335,7 +373,7 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         if !dialog_open() {
             signals.retain(|s| !matches!(s, WaitSignal::DialogOpened));
         }
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0 + skipped_ms;
+        let elapsed_ms = clock.elapsed_ms();
         decision = session.poll(signals, elapsed_ms as u64).await?;
     }
 }

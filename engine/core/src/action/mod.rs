@@ -80,6 +80,12 @@ pub trait ActionTab: Send + Sync + 'static {
     async fn advance_clock(&self, _budget_ms: f64) -> Result<Option<ClockStep>> {
         Ok(None)
     }
+    /// Marks the end of the dispatch on the page's clock, from which
+    /// fast-forwards count the page's time; false when this tab's clock
+    /// can't be fast-forwarded.
+    async fn mark_clock(&self) -> Result<bool> {
+        Ok(false)
+    }
     /// A screenshot with markup, and the viewport it shows.
     async fn capture(
         &self,
@@ -109,6 +115,9 @@ pub struct ClockStep {
     pub advanced_ms: f64,
     /// Timer callbacks that ran.
     pub callbacks: u32,
+    /// The page's own time since [`ActionTab::mark_clock`], when the
+    /// document is the one that was marked.
+    pub since_mark_ms: Option<f64>,
 }
 
 /// How long an action waits, after its settle, for popups it opened to be

@@ -428,6 +428,7 @@ impl FrameDriver {
         let step = ClockStep {
             advanced_ms: value["jumped"].as_f64().unwrap_or(0.0).max(0.0),
             callbacks: value["ran"].as_u64().unwrap_or(0) as u32,
+            since_mark_ms: value["since"].as_f64(),
         };
         let mut clock = self
             .frames
@@ -441,6 +442,29 @@ impl FrameDriver {
         drop(clock);
         drop(exec);
         Ok(Some(step))
+    }
+
+    /// Marks the end of an action's dispatch on a compositor tab's page
+    /// clock: fast-forwards then answer the page's time since. False when
+    /// the tab can't be fast-forwarded (see [`FrameDriver::advance`]).
+    pub async fn mark(&self) -> Result<bool> {
+        let exec = self.frames.execution.lock().await;
+        if !exec.enabled || exec.kind == DriverKind::Deterministic {
+            return Ok(false);
+        }
+        let params = EvaluateParams::builder()
+            .expression(
+                "window.__wabpClock && window.__wabpClock.mark ? window.__wabpClock.mark() : false",
+            )
+            .return_by_value(true)
+            .build()
+            .map_err(Error::internal)?;
+        let answer = self
+            .session
+            .execute_until_blocked(params, STEP_LIMIT, None)
+            .await?;
+        drop(exec);
+        Ok(answer.and_then(|a| a.result.value) == Some(Value::Bool(true)))
     }
 
     /// The page's `Date.now()` for a compositor tab, from the engine's own

@@ -56,6 +56,12 @@ impl crate::action::ActionTab for Tab {
         }
         self.driver().advance(budget_ms).await
     }
+    async fn mark_clock(&self) -> Result<bool> {
+        if self.pending_dialog().is_some() {
+            return Ok(false);
+        }
+        self.driver().mark().await
+    }
     async fn capture(
         &self,
         registry: &dyn crate::plugin::PluginRegistry,

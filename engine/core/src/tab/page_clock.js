@@ -256,13 +256,16 @@
       } catch (_) {}
       pass('advanceAll', jumped);
     }
-    return { jumped, ran };
+    return { jumped, ran, since: mark === null ? null : pageNow() - mark };
   };
   // A thaw takes effect one frame later: a short command (a script, a read)
   // runs with the clock still, as on the deterministic driver, and a freeze
   // that comes first cancels it.
   const THAW_DELAY_MS = 16;
   let resuming = null;
+  // The page's time at the engine's mark (the end of an action's
+  // dispatch): a fast-forward answers the page time since, exactly.
+  let mark = null;
   const resume = () => {
     resuming = null;
     if (!frozen) return;
@@ -301,6 +304,11 @@
     advance(ms) {
       const step = advance(ms, true);
       return step.ran > 0 ? nextTask().then(() => step) : step;
+    },
+    // Marks the end of an action's dispatch.
+    mark() {
+      mark = pageNow();
+      return true;
     },
     // A frame below follows its parent's fast-forward whole.
     advanceAll(ms) {
