@@ -139,20 +139,22 @@ async fn frozen_page_keeps_still(h: &common::Harness) {
         "1000 ms wait: {ticks} ticks, page clock +{advanced} ms, envelope +{} ms",
         after_vt - before_vt
     );
-    // The page ran, and by about the waited time. A loaded machine can
-    // starve the clock task, so virtual time may lag the wall clock
-    // (seen: 500 ms in a 1000 ms wait); the bounds allow for that.
+    // The page ran for the waited time, even on a loaded machine: the
+    // deterministic clock pays out the time it still owes at the freeze
+    // (it used to drop it: 500 ms seen in a 1000 ms wait under load), and
+    // the compositor's page clock runs on real time. The state line moves
+    // in 100 ms ticks.
     assert!(
-        (2..=16).contains(&ticks),
+        (7..=16).contains(&ticks),
         "{ticks} timer ticks in a 1000 ms wait: {first} -> {after}"
     );
     assert!(
-        (200..=1600).contains(&advanced),
+        (800..=1600).contains(&advanced),
         "clock advanced {advanced} ms in a 1000 ms wait"
     );
     // The envelope reports the time the page saw.
     assert!(
-        (200.0..=1600.0).contains(&(after_vt - before_vt))
+        (950.0..=1600.0).contains(&(after_vt - before_vt))
             && ((after_vt - before_vt) - advanced as f64).abs() <= 250.0,
         "envelope virtual times {before_vt} -> {after_vt}, page clock +{advanced} ms"
     );

@@ -196,6 +196,8 @@ const LONG_LIVED: [&str; 5] = [
 struct InFlight {
     requests: std::collections::HashSet<String>,
     navigating: bool,
+    /// A main-frame document committed during the action.
+    committed: bool,
 }
 
 impl InFlight {
@@ -212,8 +214,19 @@ impl InFlight {
                 self.requests.remove(id);
             }
             TabSignal::Wait(WaitSignal::NavigationStarted(_)) => self.navigating = true,
+            // The new document parses and runs its scripts on the wall
+            // clock until it is loaded; a load event of the document it
+            // replaces does not end that.
+            TabSignal::Wait(WaitSignal::NavigationCommitted(_)) => {
+                self.navigating = true;
+                self.committed = true;
+            }
             TabSignal::Wait(WaitSignal::DomContentLoaded | WaitSignal::Load)
-            | TabSignal::LoadingStopped => self.navigating = false,
+                if self.committed || !self.navigating =>
+            {
+                self.navigating = false
+            }
+            TabSignal::LoadingStopped => self.navigating = false,
             _ => {}
         }
     }

@@ -63,6 +63,9 @@ const MAX_BUDGET_MS: f64 = 250.0;
 /// A grant not spent after this is given up on (the renderer is stuck, e.g.
 /// behind a frame that never comes) and the next one goes out anyway.
 const BUDGET_STUCK: Duration = Duration::from_millis(500);
+/// How long a stopping clock may take to grant the virtual time still owed
+/// (the freeze waits twice `STEP_LIMIT` for it).
+const PAY_OUT_LIMIT: Duration = Duration::from_secs(3);
 /// Bound on one clock step's CDP commands.
 const STEP_LIMIT: Duration = Duration::from_secs(2);
 /// Bound on a compositor capture, after which the last frame stands in.
@@ -757,14 +760,31 @@ async fn run_clock(
     // on a busy machine the page's clock catches up instead of falling behind.
     let mut owed_ms = 0.0;
     let mut granted_at: Option<Instant> = None;
+    // Once told to stop, the clock pays out the time still owed (a loaded
+    // machine's page lags its wait), bounded by this deadline.
+    let mut paying_out: Option<Instant> = None;
     loop {
         let Some(strong) = frames.upgrade() else {
             return;
         };
-        tokio::select! {
-            _ = &mut stop => return,
-            _ = tokio::time::sleep(TICK) => {}
-            _ = strong.nudge.notified() => {}
+        match paying_out {
+            None => tokio::select! {
+                _ = &mut stop => {
+                    owed_ms += last.elapsed().as_secs_f64() * 1000.0;
+                    paying_out = Some(Instant::now() + PAY_OUT_LIMIT);
+                }
+                _ = tokio::time::sleep(TICK) => {}
+                _ = strong.nudge.notified() => {}
+            },
+            Some(deadline) => {
+                let spent = !strong.budget_outstanding();
+                if (spent && owed_ms < 1.0) || Instant::now() >= deadline {
+                    return;
+                }
+                if !spent {
+                    tokio::time::sleep(TICK / 4).await;
+                }
+            }
         }
         drop(strong);
         let (Some(session), Some(frames)) = (session.upgrade(), frames.upgrade()) else {
@@ -772,6 +792,9 @@ async fn run_clock(
         };
         let driver = FrameDriver { session, frames };
         if driver.session.dialog_open() {
+            if paying_out.is_some() {
+                return;
+            }
             last = Instant::now();
             continue;
         }
@@ -783,7 +806,9 @@ async fn run_clock(
             .interval(FRAME_INTERVAL_MS)
             .build();
         let _ = driver.begin_frame(frame, STEP_LIMIT).await;
-        owed_ms += last.elapsed().as_secs_f64() * 1000.0;
+        if paying_out.is_none() {
+            owed_ms += last.elapsed().as_secs_f64() * 1000.0;
+        }
         last = Instant::now();
         let spent = !driver.frames.budget_outstanding();
         let stuck = granted_at.is_some_and(|t| t.elapsed() > BUDGET_STUCK);

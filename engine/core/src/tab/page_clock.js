@@ -11,6 +11,11 @@
 // Each page timer keeps its own browser timer, so ordering, nesting clamps
 // and microtask checkpoints stay the browser's.
 //
+// Inside an action's settle the engine fast-forwards the clock (`mark`,
+// `advance`): quiet time is skipped, the timers that come due on the way run
+// in their order, each at its own time, and CSS and Web Animations skip the
+// same time.
+//
 // Placeholders filled by the engine: the token (a per-tab secret that lets
 // cross-origin frames take orders from their parent only through the
 // engine's own messages), and the tab's clock for a document that starts
