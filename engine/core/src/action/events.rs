@@ -236,10 +236,6 @@ impl InFlight {
     }
 }
 
-/// A fast-forward starts this long (real time) after the dispatch ended:
-/// what the dispatch set off (a navigation a click requested) reaches the
-/// engine as signals within it.
-const FAST_FORWARD_AFTER: Duration = Duration::from_millis(5);
 /// After a fast-forward ran page callbacks, the requests and navigations
 /// they started get this long to be signalled before time moves on.
 const AFTER_CALLBACKS: Duration = Duration::from_millis(2);
@@ -307,6 +303,8 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
     dialog_open: &(dyn Fn() -> bool + Sync),
 ) -> Result<String> {
     let started = Instant::now();
+    // A fast-forward starts this long (real time) after the dispatch ended.
+    let fast_forward_after = tab.fast_forward_after();
     if fast_forward {
         fast_forward = tab.mark_clock().await.unwrap_or(false);
     }
@@ -326,7 +324,7 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         }
         let mut signals = Vec::new();
         let can_skip = fast_forward && in_flight.quiet() && !dialog_open();
-        let skipped = if can_skip && started.elapsed() >= FAST_FORWARD_AFTER {
+        let skipped = if can_skip && started.elapsed() >= fast_forward_after {
             match tab.advance_clock(recheck.as_secs_f64() * 1000.0).await {
                 Ok(Some(step)) => {
                     steps += 1;
@@ -359,7 +357,7 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
                 // start), waking early for a new signal.
                 let mut nap = recheck.min(remaining);
                 if can_skip {
-                    nap = nap.min(FAST_FORWARD_AFTER.saturating_sub(started.elapsed()));
+                    nap = nap.min(fast_forward_after.saturating_sub(started.elapsed()));
                 }
                 match tokio::time::timeout(nap, rx.recv()).await {
                     Ok(Ok(signal)) => {

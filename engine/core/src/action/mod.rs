@@ -80,6 +80,11 @@ pub trait ActionTab: Send + Sync + 'static {
     async fn advance_clock(&self, _budget_ms: f64) -> Result<Option<ClockStep>> {
         Ok(None)
     }
+    /// How long after the dispatch a fast-forward may start: what the
+    /// dispatch set off reaches the engine as signals within it.
+    fn fast_forward_after(&self) -> Duration {
+        Duration::from_millis(5)
+    }
     /// Marks the end of the dispatch on the page's clock, from which
     /// fast-forwards count the page's time; false when this tab's clock
     /// can't be fast-forwarded.

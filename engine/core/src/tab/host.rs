@@ -56,6 +56,16 @@ impl crate::action::ActionTab for Tab {
         }
         self.driver().advance(budget_ms).await
     }
+    fn fast_forward_after(&self) -> Duration {
+        // Out-of-process frames signal through sessions of their own (a
+        // select or a file chooser there comes by the browser), later than
+        // the page's own events.
+        let out_of_process = self
+            .session
+            .frame_targets()
+            .is_some_and(|targets| !targets.roots().is_empty());
+        Duration::from_millis(if out_of_process { 60 } else { 5 })
+    }
     async fn mark_clock(&self) -> Result<bool> {
         if self.pending_dialog().is_some() {
             return Ok(false);
