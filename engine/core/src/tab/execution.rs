@@ -304,6 +304,22 @@ impl FrameDriver {
         Ok(())
     }
 
+    /// Evaluates `expression` on the page (its main world), awaiting a
+    /// promise, bounded; its value, or `None` when a dialog holds the page.
+    async fn ask_page(&self, expression: String) -> Result<Option<Value>> {
+        let params = EvaluateParams::builder()
+            .expression(expression)
+            .return_by_value(true)
+            .await_promise(true)
+            .build()
+            .map_err(Error::internal)?;
+        Ok(self
+            .session
+            .execute_until_blocked(params, STEP_LIMIT, None)
+            .await?
+            .map(|answer| answer.result.value.unwrap_or(Value::Null)))
+    }
+
     /// Runs `order` on the current document's page clock, installing the
     /// clock first if the document predates it (a popup's first page, a
     /// page open before the engine attached). `None` when a dialog holds
@@ -318,20 +334,11 @@ impl FrameDriver {
             .clone();
         let expression = format!("window.__wabpClock ? window.__wabpClock.{order} : null");
         for attempt in 0..2 {
-            let params = EvaluateParams::builder()
-                .expression(expression.clone())
-                .return_by_value(true)
-                .build()
-                .map_err(Error::internal)?;
-            let Some(answer) = self
-                .session
-                .execute_until_blocked(params, STEP_LIMIT, None)
-                .await?
-            else {
+            let Some(value) = self.ask_page(expression.clone()).await? else {
                 return Ok(None);
             };
-            match answer.result.value {
-                Some(value) if !value.is_null() => return Ok(Some(value)),
+            match value {
+                value if !value.is_null() => return Ok(Some(value)),
                 _ if attempt == 0 => {
                     let install = EvaluateParams::builder()
                         .expression(page_clock_source(&token, start))
@@ -410,22 +417,12 @@ impl FrameDriver {
         if !exec.enabled || exec.kind == DriverKind::Deterministic {
             return Ok(None);
         }
-        let params = EvaluateParams::builder()
-            .expression(format!(
+        let answer = self
+            .ask_page(format!(
                 "window.__wabpClock && window.__wabpClock.advance ? window.__wabpClock.advance({budget_ms:?}) : null"
             ))
-            .return_by_value(true)
-            .await_promise(true)
-            .build()
-            .map_err(Error::internal)?;
-        let Some(answer) = self
-            .session
-            .execute_until_blocked(params, STEP_LIMIT, None)
-            .await?
-        else {
-            return Ok(None);
-        };
-        let Some(value) = answer.result.value.filter(|v| v.is_object()) else {
+            .await?;
+        let Some(value) = answer.filter(|v| v.is_object()) else {
             return Ok(None);
         };
         let step = ClockStep {
@@ -455,19 +452,14 @@ impl FrameDriver {
         if !exec.enabled || exec.kind == DriverKind::Deterministic {
             return Ok(false);
         }
-        let params = EvaluateParams::builder()
-            .expression(
-                "window.__wabpClock && window.__wabpClock.mark ? window.__wabpClock.mark() : false",
-            )
-            .return_by_value(true)
-            .build()
-            .map_err(Error::internal)?;
         let answer = self
-            .session
-            .execute_until_blocked(params, STEP_LIMIT, None)
+            .ask_page(
+                "window.__wabpClock && window.__wabpClock.mark ? window.__wabpClock.mark() : false"
+                    .into(),
+            )
             .await?;
         drop(exec);
-        Ok(answer.and_then(|a| a.result.value) == Some(Value::Bool(true)))
+        Ok(answer == Some(Value::Bool(true)))
     }
 
     /// The page's `Date.now()` for a compositor tab, from the engine's own

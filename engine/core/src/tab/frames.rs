@@ -4,8 +4,8 @@
 //! virtual-time grant outstanding, the nudge that asks the clock for a frame
 //! now). `execution.rs` drives them; nothing here sees the tab.
 
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tiny_skia::Pixmap;
 
