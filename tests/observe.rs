@@ -136,6 +136,7 @@ fn snapshot_lists_a_labelled_form_with_refs() {
             "?format=xml",
             "?includeScreenshot=maybe",
             "?format=json&offset=10",
+            "?source=ax",
         ] {
             let (status, body) = h.get(&format!("/tabs/{tab}/snapshot{bad}")).await;
             assert_eq!(status, 400, "{bad}: {body}");
@@ -146,6 +147,108 @@ fn snapshot_lists_a_labelled_form_with_refs() {
         }
         let (status, _) = h.get("/tabs/tab_nope/snapshot").await;
         assert_eq!(status, 404);
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+/// The lines of a text snapshot that carry a ref, unindented.
+fn ref_lines(snapshot: &str) -> Vec<String> {
+    snapshot
+        .lines()
+        .filter(|l| l.contains(" [e") || l.contains(" [f"))
+        .map(|l| l.trim().trim_end_matches(':').to_string())
+        .collect()
+}
+
+/// The tree built from the DOM (the default, several times faster) says
+/// what the browser's own accessibility tree says about everything an agent
+/// can act on: the same roles, names, values and states, under the same
+/// refs, on a page of ARIA's naming rules, the form and the frames.
+#[test]
+fn the_dom_built_tree_agrees_with_the_accessibility_tree() {
+    let (h, _g) = shared();
+    block_on(async {
+        for page in ["/aria", "/form", "/frames"] {
+            let tab = h.tab_on(page).await;
+            let read = |source: &'static str| {
+                let tab = tab.clone();
+                async move {
+                    common::eventually(Duration::from_secs(10), || async {
+                        let body = snapshot(h, &tab, source).await;
+                        let text = body["snapshot"].as_str().unwrap().to_string();
+                        // Frames load after the top document.
+                        (page != "/frames" || text.contains("Cross button")).then_some(text)
+                    })
+                    .await
+                    .expect("the snapshot")
+                }
+            };
+            let dom = read("").await;
+            let accessibility = read("?source=accessibility").await;
+            // The browser calls a <summary> a disclosure triangle, and
+            // does not say a checkbox is required.
+            let accessibility = accessibility.replace("DisclosureTriangle", "button");
+            let dom = dom.replace("[e16] [required]", "[e16]");
+            assert_eq!(
+                ref_lines(&dom),
+                ref_lines(&accessibility),
+                "{page}: DOM-built\n{dom}\nthe browser's\n{accessibility}"
+            );
+            assert!(ref_lines(&dom).len() >= 8, "{page}: {dom}");
+            h.delete(&format!("/tabs/{tab}")).await;
+        }
+        // What the DOM-built tree reads on the ARIA page, line by line.
+        let tab = h.tab_on("/aria").await;
+        let text = snapshot(h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        for line in [
+            "- navigation \"Main\":",
+            "- link \"About us\" [e",
+            "- text: \"Welcome to the best shop.\"",
+            "- region \"Filters\":",
+            "- group \"Size\":",
+            "- radio \"Small\" [e",
+            "- searchbox \"Search\" [e",
+            "- spinbutton \"Quantity\" [e",
+            "- textbox \"Coupon code\" [e",
+            "- textbox \"Gift note\" [e",
+            "- textbox \"Zip code\" [e",
+            "- textbox \"Pin\" [e",
+            "- checkbox \"News\" [e",
+            "- button \"Apply\" [e",
+            "- button \"Cart 3\" [e",
+            "- checkbox \"Mixed\" [e",
+            "- tab \"First tab\" [e",
+            "- button \"Send\" [e",
+            "- button \"Reset\" [e",
+            "- button \"Visible inside\" [e",
+            "- link \"A link with nested words\" [e",
+            "- contentinfo:",
+        ] {
+            assert!(text.contains(line), "{line:?} in\n{text}");
+        }
+        for state in [
+            "[checked]",
+            "[disabled]",
+            "[pressed]",
+            "[checked=mixed]",
+            "[selected]",
+            "[required]",
+        ] {
+            assert!(text.contains(state), "{state} in\n{text}");
+        }
+        assert!(
+            text.contains(": \"••••\""),
+            "a password shows as dots:\n{text}"
+        );
+        assert!(!text.contains("1234"), "{text}");
+        for gone in ["Gone", "Aria gone", "Hidden gone", "Invisible"] {
+            assert!(!text.contains(&format!("\"{gone}")), "{gone} in\n{text}");
+        }
+        // A label around its control names it without saying it twice.
+        assert!(!text.contains("- text: \"Small\""), "{text}");
         h.delete(&format!("/tabs/{tab}")).await;
     });
 }

@@ -297,6 +297,7 @@ async fn start_site() -> String {
             .route("/closer", get(|| async { Html(pages::CLOSER) }))
             .route("/api-page", get(|| async { Html(pages::API) }))
             .route("/form", get(|| async { Html(pages::FORM) }))
+            .route("/aria", get(|| async { Html(pages::ARIA) }))
             .route("/attack", get(|| async { Html(pages::ATTACK) }))
             .route(
                 "/hostile/{name}",

@@ -194,6 +194,33 @@ for (const id of ['email', 'name']) {
 </script>
 </body></html>"#;
 
+/// Names, roles and states from every source ARIA has: labels (for= and
+/// around), aria-label, aria-labelledby, legends, captions, placeholders,
+/// values, titles; hidden content four ways; custom ARIA widgets.
+pub const ARIA: &str = r##"<!doctype html><html><head><meta charset="utf-8"><title>Aria</title></head><body>
+<header><nav aria-label="Main"><a href="/">Home</a> <a href="/about">About <b>us</b></a></nav></header>
+<main><h1>Shop</h1><p>Welcome to the <strong>best</strong> shop. <a href="#more">Read more</a></p>
+<section aria-labelledby="filters"><h2 id="filters">Filters</h2>
+<form><fieldset><legend>Size</legend><label><input type="radio" name="s" checked> Small</label><label><input type="radio" name="s"> Large</label></fieldset>
+<label for="q">Search</label><input id="q" type="search" placeholder="Find">
+<input type="number" aria-label="Quantity" value="2"><input type="text" placeholder="Coupon code">
+<input type="text" title="Gift note"><span id="hint">Zip code</span><input type="text" aria-labelledby="hint">
+<select aria-label="Sort"><option>Price</option><option selected>Name</option></select>
+<textarea aria-label="Notes">hello</textarea><input type="password" aria-label="Pin" value="1234">
+<input type="checkbox" id="news" required><label for="news">News</label><input type="email" aria-label="Email" required>
+<button type="submit" disabled>Apply</button><button aria-pressed="true">Favourite</button>
+<button aria-label="Close">×</button><button><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="Cart"> 3</button>
+<div role="button" tabindex="0">Custom</div><div role="checkbox" aria-checked="mixed" tabindex="0">Mixed</div>
+<div role="tablist"><div role="tab" aria-selected="true">First tab</div><div role="tab">Second tab</div></div>
+<input type="submit" value="Send"><input type="reset"><input type="button" value="Plain">
+</form></section>
+<ul><li><a href="/1">One</a> – cheap</li><li>Two <button>Buy two</button></li></ul>
+<div style="display: none"><button>Gone</button></div><div aria-hidden="true"><button>Aria gone</button></div>
+<div hidden><button>Hidden gone</button></div>
+<div style="visibility: hidden">Invisible <button style="visibility: visible">Visible inside</button></div>
+<a href="/long">A link <span>with <em>nested</em> words</span></a>
+</main><footer>© 2026 <a href="/terms">Terms</a></footer></body></html>"##;
+
 /// A login form: a user name and a password.
 pub const LOGIN: &str = r#"<!doctype html><html><head><title>Login</title></head><body>
 <input id="user" type="text" aria-label="User" style="position: absolute; left: 20px; top: 20px; width: 200px">

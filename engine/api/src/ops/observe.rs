@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use wabp_core::ActionOptions;
 use wabp_core::observe::SnapshotRequest;
-use wabp_core::snapshot::SnapshotFormat;
+use wabp_core::snapshot::{SnapshotFormat, SnapshotSource};
 
 use super::{TabRef, json};
 use crate::{Operation, Scope};
@@ -19,6 +19,14 @@ enum Format {
     Json,
 }
 
+#[derive(Deserialize, JsonSchema, Default, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum Source {
+    #[default]
+    Dom,
+    Accessibility,
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct Snapshot {
     #[serde(flatten)]
@@ -26,6 +34,11 @@ struct Snapshot {
     /// `text` (default: the tree as indented lines with refs) or `json`.
     #[serde(default)]
     format: Option<Format>,
+    /// `dom` (default: built from the page's DOM in an isolated world, fast)
+    /// or `accessibility` (the browser's own accessibility tree: slower; it
+    /// also has text CSS generates and closed shadow roots).
+    #[serde(default)]
+    source: Option<Source>,
     /// `nextOffset` of the previous window (text format).
     #[serde(default, deserialize_with = "crate::input::whole")]
     #[schemars(with = "Option<u64>")]
@@ -62,6 +75,10 @@ pub fn operations() -> Vec<Operation> {
                     format: match input.format.unwrap_or_default() {
                         Format::Text => SnapshotFormat::Text,
                         Format::Json => SnapshotFormat::Json,
+                    },
+                    source: match input.source.unwrap_or_default() {
+                        Source::Dom => SnapshotSource::Dom,
+                        Source::Accessibility => SnapshotSource::Accessibility,
                     },
                     offset: input.offset.unwrap_or(0) as usize,
                     include_screenshot: input.include_screenshot.unwrap_or(false),

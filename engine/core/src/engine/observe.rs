@@ -11,13 +11,14 @@ use crate::capture::{CaptureOptions, DEFAULT_MARKUP};
 use crate::engine::{Engine, TURN_LIMIT};
 use crate::error::{Error, ErrorCode, Result};
 use crate::refs::numbering_prelude;
-use crate::snapshot::{RefsFor, SnapshotFormat, window};
+use crate::snapshot::{RefsFor, SnapshotFormat, SnapshotSource, window};
 use crate::tab::capture::take_screenshot;
 use crate::tab::observation::CachedSnapshot;
 
 #[derive(Debug, Clone)]
 pub struct SnapshotRequest {
     pub format: SnapshotFormat,
+    pub source: SnapshotSource,
     /// Character offset into the text snapshot; > 0 reads the cached one.
     pub offset: usize,
     pub include_screenshot: bool,
@@ -111,7 +112,7 @@ impl Engine {
                 SnapshotFormat::Json => RefsFor::Every,
                 SnapshotFormat::Text => RefsFor::Interactive,
             };
-            let built = tab.refs().build_snapshot(refs_for).await?;
+            let built = tab.refs().build_snapshot(refs_for, request.source).await?;
             match request.format {
                 SnapshotFormat::Json => built.json(&tab.refs()).await,
                 SnapshotFormat::Text => {

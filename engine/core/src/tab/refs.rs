@@ -299,7 +299,8 @@ impl<'a> PageRefs<'a> {
     /// Runs `function(next, ...arguments)` in the main frame's refs world.
     /// The function numbers what it reports with `numberOf` (see
     /// `numbering_prelude!`) and answers `{ elements: [{ index, ... }],
-    /// next, ... }`; the numbers are recorded here and `next` is dropped.
+    /// next, ... }` (or the bare numbers, `numbers: [n, ...]`); the numbers
+    /// are recorded here and `next` is dropped.
     /// A world can die with its document between lookup and call: retry once
     /// in a fresh one.
     pub async fn number_in_main_world(
@@ -334,16 +335,20 @@ impl<'a> PageRefs<'a> {
             {
                 Ok(v) => {
                     let mut value = v.get("value").cloned().unwrap_or(Value::Null);
-                    let numbers: Vec<(u32, Option<i64>)> = value
+                    let listed = value
                         .get("elements")
                         .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|e| e.get("index").and_then(Value::as_u64))
-                                .map(|n| (n as u32, None))
-                                .collect()
-                        })
-                        .unwrap_or_default();
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|e| e.get("index").and_then(Value::as_u64));
+                    let bare = value
+                        .get("numbers")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_u64);
+                    let numbers: Vec<(u32, Option<i64>)> =
+                        listed.chain(bare).map(|n| (n as u32, None)).collect();
                     let next = value.get("next").and_then(Value::as_u64).unwrap_or(0) as u32;
                     self.with_refs(|t| t.record(&frame, world, &numbers, next));
                     if let Some(o) = value.as_object_mut() {

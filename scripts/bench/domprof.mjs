@@ -1,0 +1,21 @@
+import { chromium } from 'playwright-core';
+import fs from 'fs';
+const prelude = `
+  const R = (globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }));
+  const numberOf = (el) => { let n = R.ids.get(el); if (!n) { n = next++; R.ids.set(el, n); R.byId.set(n, new WeakRef(el)); } return n; };`;
+const fn = 'function(next, every, limit) {' + prelude + fs.readFileSync('/work/main/engine/core/src/tab/dom_tree.js', 'utf8') + '\n}';
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium-headless-shell', headless: true });
+const page = await browser.newPage();
+await page.goto(process.argv[2]);
+const cdp = await page.context().newCDPSession(page);
+await cdp.send('Profiler.enable'); await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+await cdp.send('Profiler.start');
+const t = performance.now();
+await page.evaluate(`window.__r = (${fn})(1, false, 100000); 1`);
+console.log('ms', performance.now() - t);
+const { profile } = await cdp.send('Profiler.stop');
+const self = new Map();
+const dt = profile.timeDeltas; const byId = new Map(profile.nodes.map(n => [n.id, n]));
+profile.samples.forEach((id, i) => { const n = byId.get(id); const k = n.callFrame.functionName + ':' + n.callFrame.lineNumber; self.set(k, (self.get(k) || 0) + (dt[i] || 0)); });
+console.log([...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, v]) => k + ' ' + (v / 1000).toFixed(0) + 'ms').join('\n'));
+await browser.close();
