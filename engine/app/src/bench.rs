@@ -109,6 +109,11 @@ async fn main() -> anyhow::Result<()> {
     if std::env::args().nth(1).as_deref() == Some("plugin-build") {
         return bench_plugin_build::run().await;
     }
+    // RUST_LOG=wabp_core::action=trace shows each wait's timeline.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
     let page = busy_page();
     let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let site_url = format!("http://{}/", site.local_addr()?);
@@ -154,68 +159,79 @@ async fn main() -> anyhow::Result<()> {
     )
     .await;
 
-    // 1. Click with the full envelope (before + after, all markup, cursor).
+    // 1. Where an action's time goes: a click with the full envelope
+    // (before + after, all markup, cursor), and navigations with and
+    // without screenshots.
     let runs = 50;
-    let mut samples: [Vec<f64>; 9] = Default::default();
-    let [
-        total,
-        wall,
-        before,
-        dispatch,
-        wait,
-        after,
-        capture,
-        markup,
-        encode,
-    ] = &mut samples;
-    for i in 0..runs + 3 {
-        let started = Instant::now();
-        let env = post(
-            format!("{api}/tabs/{tab}/click"),
-            json!({ "x": 60 + (i % 5) * 90, "y": 120 }),
-        )
-        .await;
-        let elapsed = started.elapsed().as_secs_f64() * 1000.0;
-        if i < 3 {
-            continue; // warm-up
+    let operations = [
+        ("click, full envelope", "click", None),
+        ("navigate, default envelope", "navigate", None),
+        (
+            "navigate, screenshot.area none",
+            "navigate",
+            Some(json!({ "area": "none" })),
+        ),
+    ];
+    for (label, operation, screenshot) in operations {
+        let mut samples: [Vec<f64>; 9] = Default::default();
+        for i in 0..runs + 3 {
+            let mut body = match operation {
+                "click" => json!({ "x": 60 + (i % 5) * 90, "y": 120 }),
+                _ => json!({ "url": site_url }),
+            };
+            if let Some(screenshot) = &screenshot {
+                body["screenshot"] = screenshot.clone();
+            }
+            let started = Instant::now();
+            let env = post(format!("{api}/tabs/{tab}/{operation}"), body).await;
+            let elapsed = started.elapsed().as_secs_f64() * 1000.0;
+            if i < 3 {
+                continue; // warm-up
+            }
+            let t = &env["timing"];
+            let p = &t["parts"];
+            let number = |v: &Value| v.as_f64().unwrap_or(0.0);
+            // The before frame is reused while frozen, so capture work is
+            // mostly the after frame.
+            for (sample, value) in samples.iter_mut().zip([
+                number(&t["duration_ms"]),
+                elapsed,
+                number(&p["before_ms"]),
+                number(&p["dispatch_ms"]),
+                number(&p["wait_ms"]),
+                number(&p["after_ms"]),
+                number(&p["capture_ms"]),
+                number(&p["markup_ms"]),
+                number(&p["encode_ms"]),
+            ]) {
+                sample.push(value);
+            }
         }
-        let t = &env["timing"];
-        let p = &t["parts"];
-        total.push(t["duration_ms"].as_f64().unwrap());
-        wall.push(elapsed);
-        before.push(p["before_ms"].as_f64().unwrap());
-        dispatch.push(p["dispatch_ms"].as_f64().unwrap());
-        wait.push(p["wait_ms"].as_f64().unwrap());
-        after.push(p["after_ms"].as_f64().unwrap());
-        // The before frame is reused while frozen, so capture work is mostly the after frame.
-        capture.push(p["capture_ms"].as_f64().unwrap());
-        markup.push(p["markup_ms"].as_f64().unwrap());
-        encode.push(p["encode_ms"].as_f64().unwrap());
+        let [
+            total,
+            wall,
+            before,
+            dispatch,
+            wait,
+            after,
+            capture,
+            markup,
+            encode,
+        ] = samples;
+        println!("{label}, 1280x720, median of {runs}:");
+        println!("  HTTP round trip          {:7.1} ms", median(wall));
+        println!("  action loop total        {:7.1} ms", median(total));
+        println!("    before screenshot      {:7.1} ms", median(before));
+        println!("    dispatch (plugin+CDP)  {:7.1} ms", median(dispatch));
+        println!("    wait (action_complete) {:7.1} ms", median(wait));
+        println!("    after screenshot       {:7.1} ms", median(after));
+        println!(
+            "  per action: capture  {:7.1} ms, markup {:5.1} ms, encode {:5.1} ms",
+            median(capture),
+            median(markup),
+            median(encode)
+        );
     }
-    let [
-        total,
-        wall,
-        before,
-        dispatch,
-        wait,
-        after,
-        capture,
-        markup,
-        encode,
-    ] = samples;
-    println!("click, full envelope, 1280x720, median of {runs}:");
-    println!("  HTTP round trip          {:7.1} ms", median(wall));
-    println!("  action loop total        {:7.1} ms", median(total));
-    println!("    before screenshot      {:7.1} ms", median(before));
-    println!("    dispatch (plugin+CDP)  {:7.1} ms", median(dispatch));
-    println!("    wait (action_complete) {:7.1} ms", median(wait));
-    println!("    after screenshot       {:7.1} ms", median(after));
-    println!(
-        "  per action: capture  {:7.1} ms, markup {:5.1} ms, encode {:5.1} ms",
-        median(capture),
-        median(markup),
-        median(encode)
-    );
 
     // Freeze/thaw cost, measured on the tab directly.
     let handle = engine.tab(&wabp_core::Caller::anonymous(), &tab)?;

@@ -305,11 +305,17 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
     let started = Instant::now();
     // A fast-forward starts this long (real time) after the dispatch ended.
     let fast_forward_after = tab.fast_forward_after();
-    if fast_forward {
-        fast_forward = tab.mark_clock().await.unwrap_or(false);
-    }
     let mut clock = HeuristicClock::new();
     let mut in_flight = InFlight::default();
+    let mut early = Vec::new();
+    drain(rx, &mut in_flight, recorder, &mut early, started);
+    // A page that is navigating has no document to mark yet (asking the one
+    // being replaced waits for it to go); the new document's time is then
+    // counted from outside, and a tab whose clock can't be fast-forwarded
+    // says so at the first step.
+    if fast_forward && !in_flight.navigating {
+        fast_forward = tab.mark_clock().await.unwrap_or(false);
+    }
     let mut steps = 0;
     loop {
         let recheck = match decision {
@@ -322,7 +328,14 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         if remaining.is_zero() {
             return Ok("timeout".into());
         }
-        let mut signals = Vec::new();
+        // What already happened counts before the page's time moves: a
+        // navigation the dispatch committed is in flight, and a fast-forward
+        // of the document it replaces would only wait for that to go.
+        let mut signals = std::mem::take(&mut early);
+        drain(rx, &mut in_flight, recorder, &mut signals, started);
+        if recorder.closed {
+            return Ok("tab_closed".into());
+        }
         let can_skip = fast_forward && in_flight.quiet() && !dialog_open();
         let skipped = if can_skip && started.elapsed() >= fast_forward_after {
             match tab.advance_clock(recheck.as_secs_f64() * 1000.0).await {
@@ -346,6 +359,10 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         };
         match skipped {
             Some(step) => {
+                tracing::trace!(
+                    "wait at {:.1} ms: fast-forward {step:?}",
+                    started.elapsed().as_secs_f64() * 1000.0
+                );
                 clock.skipped(step);
                 recorder.skip(step.advanced_ms);
                 if step.callbacks > 0 {
@@ -361,6 +378,10 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
                 }
                 match tokio::time::timeout(nap, rx.recv()).await {
                     Ok(Ok(signal)) => {
+                        tracing::trace!(
+                            "wait at {:.1} ms: {signal:?}",
+                            started.elapsed().as_secs_f64() * 1000.0
+                        );
                         in_flight.observe(&signal);
                         signals.extend(recorder.record(signal));
                     }
@@ -374,10 +395,7 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
                 }
             }
         }
-        while let Ok(signal) = rx.try_recv() {
-            in_flight.observe(&signal);
-            signals.extend(recorder.record(signal));
-        }
+        drain(rx, &mut in_flight, recorder, &mut signals, started);
         if recorder.closed {
             return Ok("tab_closed".into());
         }
@@ -386,6 +404,29 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         }
         let elapsed_ms = clock.elapsed_ms();
         decision = session.poll(signals, elapsed_ms as u64).await?;
+        tracing::trace!(
+            "wait at {:.1} ms: heuristic at {elapsed_ms:.1} ms says {decision:?}",
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+    }
+}
+
+/// Takes the signals already sent: noted in flight, recorded, and those for
+/// the wait heuristic added to `signals`.
+fn drain(
+    rx: &mut tokio::sync::broadcast::Receiver<TabSignal>,
+    in_flight: &mut InFlight,
+    recorder: &mut Recorder,
+    signals: &mut Vec<WaitSignal>,
+    started: Instant,
+) {
+    while let Ok(signal) = rx.try_recv() {
+        tracing::trace!(
+            "wait at {:.1} ms: {signal:?}",
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+        in_flight.observe(&signal);
+        signals.extend(recorder.record(signal));
     }
 }
 
