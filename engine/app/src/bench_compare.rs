@@ -162,6 +162,8 @@ pub async fn run() -> anyhow::Result<()> {
          screenshot = PNG; fill = locator.fill; type = fill('') + pressSequentially; snapshot = ariaSnapshot)"
     );
     if std::env::var("WABP_BENCH_TABS").as_deref() != Ok("0") {
+        // The scale run has its tabs only (Playwright's has its pages only).
+        http.delete(format!("{api}/tabs/{tab}")).send().await?;
         scale(&api, &base, &executable).await?;
     }
     engine.shutdown(std::time::Duration::from_secs(5)).await;

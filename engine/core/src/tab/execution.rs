@@ -583,18 +583,18 @@ impl FrameDriver {
     /// reused: a frozen page can't change, and re-drawing it would run rAF.
     pub async fn capture_pixels(&self) -> Result<Pixmap> {
         let frozen = self.is_frozen().await;
-        if frozen {
-            if let Some(pixels) = self.frames.frozen_frame() {
-                return Ok(pixels);
-            }
+        if frozen && let Some(png) = self.frames.frozen_png() {
+            return decode_png(&png);
         }
         let kind = self.frames.execution.lock().await.kind;
-        let pixels = match kind {
+        let captured = match kind {
             DriverKind::Deterministic => self.begin_frame_capture().await?,
             DriverKind::Compositor | DriverKind::FreeRunning => self.compositor_capture().await?,
         };
-        self.frames.remember_frame(&pixels, frozen);
-        Ok(pixels)
+        if let Some(png) = captured.png {
+            self.frames.remember_frame(png, frozen);
+        }
+        Ok(captured.pixels)
     }
 
     /// The whole page, `viewport` giving its size and where it is
@@ -669,20 +669,23 @@ impl FrameDriver {
         }
     }
 
-    async fn begin_frame_capture(&self) -> Result<Pixmap> {
+    async fn begin_frame_capture(&self) -> Result<Captured> {
         let params = screenshot_frame();
         let response = self.begin_frame(params, Duration::from_secs(10)).await?;
         match &response.screenshot_data {
-            Some(data) => decode_base64_png(AsRef::<str>::as_ref(data)),
+            Some(data) => Captured::from_base64(AsRef::<str>::as_ref(data)),
             // No damage since the last frame: the last frame is still the picture.
-            None => Ok(match self.frames.last_pixels() {
-                Some(pixels) => pixels,
-                None => self.blank_viewport().await?,
-            }),
+            None => match self.frames.last_png() {
+                Some(png) => Captured::from_png(png),
+                None => Ok(Captured {
+                    pixels: self.blank_viewport().await?,
+                    png: None,
+                }),
+            },
         }
     }
 
-    async fn compositor_capture(&self) -> Result<Pixmap> {
+    async fn compositor_capture(&self) -> Result<Captured> {
         let params = CaptureScreenshotParams {
             format: Some(CaptureScreenshotFormat::Png),
             optimize_for_speed: Some(true),
@@ -714,11 +717,11 @@ impl FrameDriver {
             bring_forward
         );
         match answer {
-            Ok(response) => decode_base64_png(AsRef::<str>::as_ref(&response.result.data)),
-            Err(e) => match self.frames.last_pixels() {
-                Some(pixels) => {
+            Ok(response) => Captured::from_base64(AsRef::<str>::as_ref(&response.result.data)),
+            Err(e) => match self.frames.last_png() {
+                Some(png) => {
                     tracing::warn!(tab = %self.session.tab_id(), "capture did not answer ({e}); answering with the last frame");
-                    Ok(pixels)
+                    Captured::from_png(png)
                 }
                 None => Err(e),
             },
@@ -850,8 +853,31 @@ fn page_clock_source(token: &str, start: ClockStart) -> String {
 }
 
 fn decode_base64_png(data: &str) -> Result<Pixmap> {
-    let png = base64::engine::general_purpose::STANDARD
+    decode_png(&base64_png(data)?)
+}
+
+fn base64_png(data: &str) -> Result<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD
         .decode(data)
-        .map_err(|e| Error::internal(format!("screenshot data: {e}")))?;
-    decode_png(&png)
+        .map_err(|e| Error::internal(format!("screenshot data: {e}")))
+}
+
+/// A frame: its pixels, and the PNG they came from (what the tab keeps;
+/// none for a stand-in white frame).
+struct Captured {
+    pixels: Pixmap,
+    png: Option<Arc<Vec<u8>>>,
+}
+
+impl Captured {
+    fn from_base64(data: &str) -> Result<Captured> {
+        Self::from_png(Arc::new(base64_png(data)?))
+    }
+
+    fn from_png(png: Arc<Vec<u8>>) -> Result<Captured> {
+        Ok(Captured {
+            pixels: decode_png(&png)?,
+            png: Some(png),
+        })
+    }
 }

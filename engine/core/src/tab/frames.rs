@@ -7,8 +7,6 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tiny_skia::Pixmap;
-
 use serde::Serialize;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -89,11 +87,13 @@ impl Execution {
 #[derive(Debug, Default)]
 struct Drawn {
     last_frame: Option<CachedFrame>,
-    /// The last captured frame, for a begin-frame that reports no damage.
-    /// Shared with `frozen_pixels`: one copy per tab (3.7 MB at 1280x720).
-    last_pixels: Option<Arc<Pixmap>>,
+    /// The last captured frame as the browser encoded it (PNG), for a
+    /// begin-frame that reports no damage or a capture that fails. Kept
+    /// encoded: a tenth of its 3.7 MB of pixels at 1280x720, times every
+    /// tab. Shared with `frozen_png`.
+    last_png: Option<Arc<Vec<u8>>>,
     /// The frame taken while frozen; valid until the next thaw.
-    frozen_pixels: Option<Arc<Pixmap>>,
+    frozen_png: Option<Arc<Vec<u8>>>,
 }
 
 pub struct Frames {
@@ -161,7 +161,7 @@ impl Frames {
     /// The page is about to run: frames taken while frozen stop being current.
     pub fn forget_frozen_frame(&self) {
         let mut drawn = self.drawn();
-        drawn.frozen_pixels = None;
+        drawn.frozen_png = None;
         if let Some(frame) = &mut drawn.last_frame {
             frame.frozen_since = false;
         }
@@ -171,24 +171,23 @@ impl Frames {
     pub fn page_replaced(&self) {
         let mut drawn = self.drawn();
         drawn.last_frame = None;
-        drawn.frozen_pixels = None;
+        drawn.frozen_png = None;
     }
 
-    pub fn frozen_frame(&self) -> Option<Pixmap> {
-        let pixels = self.drawn().frozen_pixels.clone();
-        pixels.map(|p| (*p).clone())
+    /// The frame taken since the page froze (PNG), if any.
+    pub fn frozen_png(&self) -> Option<Arc<Vec<u8>>> {
+        self.drawn().frozen_png.clone()
     }
 
-    pub fn last_pixels(&self) -> Option<Pixmap> {
-        let pixels = self.drawn().last_pixels.clone();
-        pixels.map(|p| (*p).clone())
+    /// The last frame captured (PNG), if any.
+    pub fn last_png(&self) -> Option<Arc<Vec<u8>>> {
+        self.drawn().last_png.clone()
     }
 
-    pub fn remember_frame(&self, pixels: &Pixmap, frozen: bool) {
-        let pixels = Arc::new(pixels.clone());
+    pub fn remember_frame(&self, png: Arc<Vec<u8>>, frozen: bool) {
         let mut drawn = self.drawn();
-        drawn.frozen_pixels = frozen.then(|| pixels.clone());
-        drawn.last_pixels = Some(pixels);
+        drawn.frozen_png = frozen.then(|| png.clone());
+        drawn.last_png = Some(png);
     }
 
     pub fn budget_outstanding(&self) -> bool {
