@@ -1149,6 +1149,27 @@ fn the_settle_is_fast_forwarded_on_the_page_clock() {
             &rgba[at..at + 3]
         );
 
+        // A timer that raises an alert during a fast-forward: the wait
+        // ends on the dialog, which is answered; the page goes on.
+        let (env, _) = click_with(
+            h,
+            &tab,
+            "#alert-later",
+            json!({ "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(env["timing"]["wait_reason"], "dialog", "{}", env["timing"]);
+        let dialog = event(&env, "dialog").unwrap_or_else(|| panic!("{}", env["events"]));
+        assert_eq!(dialog["data"]["message"], "later");
+        let (status, answer) = h
+            .post(&format!("/tabs/{tab}/dialog/accept"), json!({}))
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        let (_, out) = h
+            .post(&format!("/tabs/{tab}/text"), json!({ "selector": "#out" }))
+            .await;
+        assert_eq!(out["text"], "alert answered");
+
         // On the wall clock the page runs at its own pace for the whole
         // window.
         let (env, wall) = click_with(

@@ -427,6 +427,21 @@ async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static H
         usable(h, &tab).await;
         assert_eq!(h.eval(&tab, "document.title").await, json!("Busy"));
 
+        // The same from a timer that comes due while the settle
+        // fast-forwards the page's clock.
+        let later = h.tab_on("/hostile/busy-later").await;
+        let started = Instant::now();
+        let envelope = click_go(h, &later).await;
+        assert!(started.elapsed() < BOUND, "{:?}", started.elapsed());
+        assert!(
+            event_types(&envelope)
+                .iter()
+                .any(|t| t == "renderer_unresponsive" || t == "tab_recovered"),
+            "{envelope}"
+        );
+        usable(h, &later).await;
+        h.delete(&format!("/tabs/{later}")).await;
+
         // A crashed renderer: the next request repairs the tab.
         let engine = &h.server.app;
         let handle = engine

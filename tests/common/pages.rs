@@ -126,6 +126,7 @@ button, a { position: absolute; left: 20px; width: 200px; height: 36px; display:
 <button id="far" style="top: 120px" onclick="window.t0 = Date.now(); setTimeout(() => { window.t1 = Date.now(); }, 4000)">timer in 4 s</button>
 <button id="fade-on" style="top: 170px" onclick="document.getElementById('fade').classList.add('on')">fade</button>
 <a id="link" style="top: 220px" href="/second">a link</a>
+<button id="alert-later" style="top: 320px" onclick="setTimeout(() => { alert('later'); document.getElementById('out').textContent = 'alert answered'; }, 50)">alert later</button>
 <div id="out" style="position: absolute; left: 20px; top: 270px">nothing yet</div>
 <div id="fade"></div>
 </body></html>"#;
@@ -369,6 +370,10 @@ for (const el of document.querySelectorAll('input')) {
         "busy" => {
             r##"<!doctype html><html><head><title>Busy</title></head><body>
 <button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="while (true) {}">go</button></body></html>"##
+        }
+        "busy-later" => {
+            r##"<!doctype html><html><head><title>Busy later</title></head><body>
+<button id="go" style="position:absolute; left: 40px; top: 40px; width: 200px; height: 40px" onclick="setTimeout(() => { while (true) {} }, 50)">go</button></body></html>"##
         }
         "busy-on-load" => {
             r##"<!doctype html><html><head><title>Busy on load</title></head><body><script>while (true) {}</script></body></html>"##

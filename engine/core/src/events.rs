@@ -33,6 +33,10 @@ pub enum TabSignal {
     /// An envelope event other than navigation, dialog and tab_closed
     /// (file_chooser, select_open, popup, download_*, file_selected, ...).
     Event(TabEvent),
+    /// A file chooser opened; its `file_chooser` event follows once what
+    /// it accepts is read from the page (a wait holds its page's clock
+    /// until then).
+    Announcing,
     /// The tab's target is gone (script `window.close()`, crash, API).
     Closed {
         reason: &'static str,

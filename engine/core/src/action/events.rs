@@ -96,7 +96,7 @@ impl Recorder {
             + self.dispatched.elapsed().as_secs_f64() * 1000.0;
         let now = (now * 10.0).round() / 10.0;
         match signal {
-            TabSignal::LoadingStopped => None,
+            TabSignal::LoadingStopped | TabSignal::Announcing => None,
             // The failure itself comes as its own event.
             TabSignal::Navigated {
                 error_page: true, ..
@@ -198,6 +198,8 @@ struct InFlight {
     navigating: bool,
     /// A main-frame document committed during the action.
     committed: bool,
+    /// File choosers opened whose event has not come yet.
+    announcing: u32,
 }
 
 impl InFlight {
@@ -227,12 +229,16 @@ impl InFlight {
                 self.navigating = false
             }
             TabSignal::LoadingStopped => self.navigating = false,
+            TabSignal::Announcing => self.announcing += 1,
+            TabSignal::Event(TabEvent::FileChooser(_)) => {
+                self.announcing = self.announcing.saturating_sub(1)
+            }
             _ => {}
         }
     }
 
     fn quiet(&self) -> bool {
-        self.requests.is_empty() && !self.navigating
+        self.requests.is_empty() && !self.navigating && self.announcing == 0
     }
 }
 

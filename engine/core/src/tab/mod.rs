@@ -568,7 +568,7 @@ impl Tab {
                 if let Some(tab) = self.self_ref.upgrade() {
                     tokio::spawn(async move { tab.announce_file_chooser(chooser).await });
                 }
-                None
+                Some(TabSignal::Announcing)
             }
             RawEvent::BindingCalled(e, session) if e.name == SELECT_BINDING => {
                 let payload: Value = serde_json::from_str(&e.payload).unwrap_or(Value::Null);
