@@ -439,13 +439,7 @@ impl PageRefs<'_> {
             return self.build_dom_snapshot(refs_for, Some(note)).await;
         }
         let started = std::time::Instant::now();
-        let frame_list = self.frame_list().await?;
-        if frame_list.is_empty() {
-            return Err(Error::new(
-                ErrorCode::NotReady,
-                "the tab has no document yet",
-            ));
-        }
+        let frame_list = self.snapshot_frames().await?;
         let mut trees = Vec::new();
         for (i, (id, _)) in frame_list.iter().enumerate() {
             // A frame can go away between the listing and the read.
@@ -601,6 +595,18 @@ impl PageRefs<'_> {
         Ok(frame_list)
     }
 
+    /// [`Self::frame_list`], or why there is nothing to snapshot.
+    async fn snapshot_frames(&self) -> Result<Vec<(String, Option<String>)>> {
+        let frames = self.frame_list().await?;
+        if frames.is_empty() {
+            return Err(Error::new(
+                ErrorCode::NotReady,
+                "the tab has no document yet",
+            ));
+        }
+        Ok(frames)
+    }
+
     /// A frame's `f<n>` label (its ordinal in the tab's refs).
     pub fn frame_label(&self, frame_id: &str) -> u32 {
         self.with_refs(|t| t.ordinal(frame_id, false))
@@ -611,13 +617,7 @@ impl PageRefs<'_> {
     /// when this stands in for the accessibility tree.
     async fn build_dom_snapshot(&self, refs_for: RefsFor, note: Option<String>) -> Result<Built> {
         let started = std::time::Instant::now();
-        let frame_list = self.frame_list().await?;
-        if frame_list.is_empty() {
-            return Err(Error::new(
-                ErrorCode::NotReady,
-                "the tab has no document yet",
-            ));
-        }
+        let frame_list = self.snapshot_frames().await?;
         let every = refs_for == RefsFor::Every;
         let mut trees: Vec<Option<Vec<Node>>> = Vec::with_capacity(frame_list.len());
         let mut frames = Vec::with_capacity(frame_list.len());
