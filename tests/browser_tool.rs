@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::os::unix::process::CommandExt;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -363,6 +364,8 @@ fn launch_modes_binary_connect_and_a_cdp_port() {
             .args(["--no-sandbox", "--headless", "about:blank"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
+            // A group of its own, to be stopped whole (see below).
+            .process_group(0)
             .spawn()
             .unwrap();
         let up = common::eventually(Duration::from_secs(20), || async move {
@@ -392,6 +395,11 @@ fn launch_modes_binary_connect_and_a_cdp_port() {
             chromium.try_wait().unwrap().is_none(),
             "an attached browser is left running"
         );
+        // The whole group: the launcher can be a script with the browser
+        // (and its zygotes and renderers) under it, which would outlive it.
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{}", chromium.id())])
+            .status();
         let _ = chromium.kill();
         let _ = chromium.wait();
     });

@@ -247,8 +247,16 @@ fn the_dom_built_tree_agrees_with_the_accessibility_tree() {
         for gone in ["Gone", "Aria gone", "Hidden gone", "Invisible"] {
             assert!(!text.contains(&format!("\"{gone}")), "{gone} in\n{text}");
         }
-        // A label around its control names it without saying it twice.
+        // A label around its control names it without saying it twice;
+        // around a hidden one (a custom checkbox) its text stays.
         assert!(!text.contains("- text: \"Small\""), "{text}");
+        assert!(text.contains("- text: \"Remember me\""), "{text}");
+        // A password is never said, not even in its cell's name; a closed
+        // <details> shows its summary only; `display: contents` splits no
+        // text.
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(!text.contains("Closed answer"), "{text}");
+        assert!(text.contains("- text: \"Price: $5 each\""), "{text}");
         h.delete(&format!("/tabs/{tab}")).await;
     });
 }

@@ -220,6 +220,10 @@ pub const ARIA: &str = r##"<!doctype html><html><head><meta charset="utf-8"><tit
 <div hidden><button>Hidden gone</button></div>
 <div style="visibility: hidden">Invisible <button style="visibility: visible">Visible inside</button></div>
 <a href="/long">A link <span>with <em>nested</em> words</span></a>
+<table><tr><td>Secret <input type="password" value="hunter2" aria-label="Code"></td></tr></table>
+<details><summary>More</summary>Closed answer</details>
+<label><input type="checkbox" style="display: none"> Remember me</label>
+<p>Price: <span style="display: contents">$5</span> each</p>
 </main><footer>© 2026 <a href="/terms">Terms</a></footer></body></html>"##;
 
 /// A login form: a user name and a password.

@@ -50,12 +50,23 @@ while (focused && focused.shadowRoot && focused.shadowRoot.activeElement) focuse
 // assigned nodes (or its fallback content), or its children.
 const childrenOf = (node) => {
   if (node.shadowRoot) return node.shadowRoot.childNodes;
-  if (node.tagName === 'SLOT') {
+  if (node instanceof HTMLSlotElement) {
     const assigned = node.assignedNodes();
     if (assigned.length) return assigned;
   }
+  // A closed <details> shows its summary only.
+  if (node instanceof HTMLDetailsElement && !node.open) {
+    const summary = Array.from(node.children).find((c) => c.tagName === 'SUMMARY');
+    return summary ? [summary] : [];
+  }
   return node.childNodes;
 };
+// Whether an element's content renders: `content-visibility: hidden` (and
+// `hidden=until-found`) keeps the box and hides what is inside.
+const contentShown = (style) => style.contentVisibility !== 'hidden';
+// `display: contents` has no box of its own: its content flows as if it
+// were the parent's.
+const isBlock = (style) => !style.display.startsWith('inline') && style.display !== 'contents';
 
 const ancestorIs = (el, tags) => {
   for (let p = el.parentElement; p; p = p.parentElement) if (tags.has(p.tagName)) return true;
@@ -99,8 +110,13 @@ const implicitRole = (el) => {
   }
 };
 
+// Native controls keep their role (and ref) under role=none/presentation.
+const NATIVE_CONTROLS = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA']);
 const roleOf = (el) => {
-  const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+  const explicit = (el.getAttribute('role') || '').trim().toLowerCase().split(/\s+/)[0];
+  if ((explicit === 'none' || explicit === 'presentation') && (NATIVE_CONTROLS.has(el.tagName) || (el.tagName === 'A' && el.hasAttribute('href')))) {
+    return implicitRole(el);
+  }
   return explicit || implicitRole(el);
 };
 
@@ -122,15 +138,23 @@ const selectedText = (select) => {
 
 // The text of content, for names: text, embedded controls by their value,
 // hidden parts left out (unless the whole thing is hidden and referenced).
+// Names are cut at 150 characters by the engine; content past this is not read.
+const NAME_TEXT = 1000;
+// A field's value as it may be said: never a password's or a hidden field's.
+const sayableValue = (el) => {
+  const type = (el.getAttribute('type') || '').toLowerCase();
+  return type === 'password' || type === 'hidden' ? '' : el.value;
+};
 const contentText = (node, depth, skip) => {
   if (depth > 64) return '';
   let out = '';
   for (const child of childrenOf(node)) {
+    if (out.length > NAME_TEXT) break;
     if (child.nodeType === 3) { out += child.data; continue; }
     if (child.nodeType !== 1 || child === skip || SKIPPED.has(child.tagName)) continue;
     const style = styleOf(child);
     if (!style) continue;
-    const block = !style.display.startsWith('inline');
+    const block = isBlock(style);
     let part;
     const label = child.getAttribute('aria-label');
     if (label && label.trim()) part = label;
@@ -141,9 +165,9 @@ const contentText = (node, depth, skip) => {
         const type = (child.getAttribute('type') || '').toLowerCase();
         part = type === 'button' || type === 'submit' || type === 'reset' ? child.value
           : type === 'image' ? child.getAttribute('alt') || ''
-          : type === 'checkbox' || type === 'radio' || type === 'file' ? '' : child.value;
+          : type === 'checkbox' || type === 'radio' || type === 'file' ? '' : sayableValue(child);
       } else if (child.tagName === 'IMG' || child.tagName === 'AREA') part = child.getAttribute('alt') || '';
-      else if (style.visibility === 'hidden' || style.visibility === 'collapse') part = '';
+      else if (style.visibility === 'hidden' || style.visibility === 'collapse' || !contentShown(style)) part = '';
       else part = contentText(child, depth + 1, skip) || (role === 'img' ? '' : child.getAttribute('title') || '');
     }
     out += block ? ' ' + part + ' ' : part;
@@ -161,9 +185,9 @@ const byIds = (el, ids) => {
 const referencedText = (el) => {
   const label = el.getAttribute('aria-label');
   if (label && label.trim()) return label;
-  if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') return el.value;
+  if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') return sayableValue(el);
   if (el.tagName === 'SELECT') return selectedText(el);
-  return contentText(el, 0, null) || el.textContent;
+  return contentText(el, 0, null) || '';
 };
 
 // `el.labels` scans the document for every element it is asked about
@@ -319,10 +343,11 @@ const walk = (parent, out, visible, nesting, depth) => {
     if (child.nodeType === 3) {
       if (visible && child.data) {
         const item = { r: 'text', n: child.data.replace(/\s+/g, ' ') };
-        if (every && child.parentElement) item.e = ref(child.parentElement);
+        const words = item.n.trim() !== '';
+        if (every && words && child.parentElement) item.e = ref(child.parentElement);
         // A run of text is one line, however many nodes it joins.
         const last = out[out.length - 1];
-        if (!last || last.r !== 'text') items++;
+        if (words && (!last || last.r !== 'text')) items++;
         out.push(item);
       }
       continue;
@@ -331,14 +356,15 @@ const walk = (parent, out, visible, nesting, depth) => {
     const style = styleOf(child);
     if (!style) continue;
     const shown = style.visibility !== 'hidden' && style.visibility !== 'collapse';
-    const block = !style.display.startsWith('inline');
+    const block = isBlock(style);
     const role = shown ? roleOf(child) : '';
     const name = role && role !== 'none' && role !== 'presentation' ? nameOf(child, role) : '';
     if (!role || role === 'none' || role === 'presentation' || (role === 'generic' && !name)) {
       // A label around its control names it; its text is not said twice.
-      const naming = child.tagName === 'LABEL' && child.control && child.contains(child.control);
+      // (A hidden control, as custom checkboxes have, leaves the text.)
+      const naming = child.tagName === 'LABEL' && child.control && child.contains(child.control) && styleOf(child.control);
       if (block) out.push(BOUNDARY);
-      walk(child, out, shown && !naming, nesting, depth + 1);
+      if (contentShown(style)) walk(child, out, shown && !naming, nesting, depth + 1);
       if (block) out.push(BOUNDARY);
       continue;
     }
@@ -359,7 +385,7 @@ const walk = (parent, out, visible, nesting, depth) => {
     if (every || INTERACTIVE.has(role)) node.e = ref(child);
     // A field's content is its value; an image's is its alternative text.
     const leaf = child.tagName === 'INPUT' || child.tagName === 'TEXTAREA' || child.tagName === 'IMG' || role === 'img' || role === 'progressbar' || role === 'meter';
-    if (!leaf) {
+    if (!leaf && contentShown(style)) {
       if (nesting >= MAX_NESTING) {
         out.push(node);
         walk(child, out, shown, nesting, depth + 1);
@@ -368,6 +394,7 @@ const walk = (parent, out, visible, nesting, depth) => {
       const children = [];
       if (child.tagName === 'SELECT') {
         for (const option of child.querySelectorAll('option')) {
+          if (items >= limit) { cut = true; break; }
           const o = { r: 'option', n: clean(option.label || option.text) };
           if (option.selected) o.s = ['selected'];
           if (option.disabled) (o.s = o.s || []).push('disabled');
