@@ -208,8 +208,10 @@ impl ActionComplete {
                     self.navigating = true;
                     activity = true;
                 }
-                Event::NavigationCommitted => activity = true,
-                Event::DomContentLoaded | Event::Load => {
+                // A parsed document still loads its frames, each level once
+                // its parent has; its load event waits for all of them.
+                Event::NavigationCommitted | Event::DomContentLoaded => activity = true,
+                Event::Load => {
                     self.navigating = false;
                     activity = true;
                 }
@@ -370,6 +372,17 @@ mod tests {
         assert_eq!(w.poll([Event::Load], 550), Step::Pending(100));
         assert_eq!(w.poll([], 620), Step::Pending(30));
         assert_eq!(w.poll([], 650), Step::Done("settled"));
+    }
+
+    #[test]
+    fn a_navigation_lasts_until_its_document_has_loaded() {
+        let mut w = action_complete();
+        w.begin();
+        w.poll([Event::NavigationStarted, Event::NavigationCommitted], 10);
+        assert_eq!(w.poll([Event::DomContentLoaded], 20), Step::Pending(100));
+        assert_eq!(w.poll([], 400), Step::Pending(100), "frames still loading");
+        assert_eq!(w.poll([Event::Load], 450), Step::Pending(100));
+        assert_eq!(w.poll([], 550), Step::Done("settled"));
     }
 
     #[test]

@@ -218,14 +218,16 @@ impl InFlight {
             TabSignal::Wait(WaitSignal::NavigationStarted(_)) => self.navigating = true,
             // The new document parses and runs its scripts on the wall
             // clock until it is loaded; a load event of the document it
-            // replaces does not end that.
+            // replaces does not end that. Not its DOMContentLoaded either:
+            // its frames load after it, each level once its parent has, and
+            // between two levels nothing else is in flight, so a quiet
+            // window skipped there would end the wait before the deeper
+            // frames exist. The load event waits for them all.
             TabSignal::Wait(WaitSignal::NavigationCommitted(_)) => {
                 self.navigating = true;
                 self.committed = true;
             }
-            TabSignal::Wait(WaitSignal::DomContentLoaded | WaitSignal::Load)
-                if self.committed || !self.navigating =>
-            {
+            TabSignal::Wait(WaitSignal::Load) if self.committed || !self.navigating => {
                 self.navigating = false
             }
             TabSignal::LoadingStopped => self.navigating = false,
@@ -507,4 +509,37 @@ pub(super) fn scroll_event(
         }),
         virtual_time_ms,
     })
+}
+
+#[cfg(test)]
+mod in_flight_tests {
+    use super::*;
+
+    fn wait(signal: WaitSignal) -> TabSignal {
+        TabSignal::Wait(signal)
+    }
+
+    #[test]
+    fn a_navigation_is_in_flight_until_its_document_has_loaded() {
+        let mut in_flight = InFlight::default();
+        assert!(in_flight.quiet());
+        in_flight.observe(&wait(WaitSignal::NavigationStarted("a".into())));
+        assert!(!in_flight.quiet());
+        // The document being replaced loads: still navigating.
+        in_flight.observe(&wait(WaitSignal::Load));
+        assert!(!in_flight.quiet(), "the old document's load");
+        in_flight.observe(&wait(WaitSignal::NavigationCommitted("b".into())));
+        in_flight.observe(&wait(WaitSignal::DomContentLoaded));
+        assert!(!in_flight.quiet(), "parsed, its frames still loading");
+        in_flight.observe(&wait(WaitSignal::Load));
+        assert!(in_flight.quiet(), "loaded");
+    }
+
+    #[test]
+    fn a_navigation_that_stops_without_a_load_is_over() {
+        let mut in_flight = InFlight::default();
+        in_flight.observe(&wait(WaitSignal::NavigationStarted("a".into())));
+        in_flight.observe(&TabSignal::LoadingStopped);
+        assert!(in_flight.quiet(), "a download or a 204 ends it");
+    }
 }
