@@ -221,8 +221,14 @@ impl FrameDriver {
                 return Ok(());
             }
             self.frames.forget_frozen_frame();
-            self.set_animation_rate(1.0, exec.kind).await?;
-            self.thaw_page_clock().await?;
+            // Sent together: the session keeps their order, and the wait is
+            // one round trip shorter.
+            let (animations, clock) = tokio::join!(
+                self.set_animation_rate(1.0, exec.kind),
+                self.thaw_page_clock()
+            );
+            animations?;
+            clock?;
             exec.paused = false;
             return Ok(());
         }
@@ -493,7 +499,7 @@ impl FrameDriver {
         // refreezes (`Engine::handle_dialog`). A renderer that does not
         // answer in time is reported, not waited for.
         exec.paused = false;
-        let clock_stopped = if exec.kind == DriverKind::Deterministic {
+        let stopped = if exec.kind == DriverKind::Deterministic {
             if let Some(clock) = exec.clock.take() {
                 let _ = clock.stop.send(());
                 // The clock finishes its step (bounded), so no grant lands
@@ -517,11 +523,23 @@ impl FrameDriver {
             if paused {
                 self.frames.set_budget_outstanding(false);
             }
-            paused
+            paused && self.set_animation_rate(0.0, exec.kind).await?
         } else {
-            self.freeze_page_clock(None).await?.is_some()
+            // The animations stop while the clock's order runs: one round
+            // trip less. A dialog that holds the clock leaves the page
+            // running, animations included.
+            let (clock, animations) = tokio::join!(
+                self.freeze_page_clock(None),
+                self.set_animation_rate(0.0, exec.kind)
+            );
+            let clock_stopped = clock?.is_some();
+            let animations_stopped = animations?;
+            if !clock_stopped && animations_stopped {
+                self.set_animation_rate(1.0, exec.kind).await?;
+            }
+            clock_stopped && animations_stopped
         };
-        if !clock_stopped || !self.set_animation_rate(0.0, exec.kind).await? {
+        if !stopped {
             return Ok(false);
         }
         exec.paused = true;
