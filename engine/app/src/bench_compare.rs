@@ -243,16 +243,67 @@ fn tree_rss_mb(root: u32) -> f64 {
     pages as f64 * 4096.0 / 1_048_576.0
 }
 
+/// CPU time in clock ticks: the machine's busy time (all cores) from
+/// `/proc/stat`, and one process's own from `/proc/<pid>/stat`.
+fn busy_ticks() -> u64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/stat") else {
+        return 0;
+    };
+    let Some(line) = stat.lines().next() else {
+        return 0;
+    };
+    // user nice system idle iowait irq softirq steal: all but idle and iowait.
+    line.split_whitespace()
+        .skip(1)
+        .take(8)
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4)
+        .filter_map(|(_, v)| v.parse::<u64>().ok())
+        .sum()
+}
+
+fn process_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// What a run cost: its peak memory, and its CPU time split into the
+/// driving process's own (the engine; Playwright's node) and the rest of
+/// the machine's (the browser, mostly), in ms.
+struct RunCost {
+    peak_rss_mb: f64,
+    driver_cpu_ms: f64,
+    other_cpu_ms: f64,
+}
+
+impl RunCost {
+    fn per_action(&self, actions: usize) -> String {
+        let n = actions.max(1) as f64;
+        format!(
+            "CPU per action {:5.1} ms (driver {:5.1}, browser and the rest {:5.1})",
+            (self.driver_cpu_ms + self.other_cpu_ms) / n,
+            self.driver_cpu_ms / n,
+            self.other_cpu_ms / n
+        )
+    }
+}
+
 /// Samples [`tree_rss_mb`] of `root` every 250 ms until told to stop;
-/// answers the peak.
+/// answers the peak and the CPU spent meanwhile.
 fn sample_peak(
     root: u32,
 ) -> (
     tokio::sync::oneshot::Sender<()>,
-    tokio::task::JoinHandle<f64>,
+    tokio::task::JoinHandle<RunCost>,
 ) {
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let sampler = tokio::spawn(async move {
+        let tick_ms = 1000.0 / 100.0; // USER_HZ
+        let busy_at_start = busy_ticks();
+        let root_at_start = process_ticks(root).unwrap_or(0);
+        let mut root_last = root_at_start;
         let mut peak: f64 = 0.0;
         loop {
             peak = peak.max(
@@ -260,10 +311,19 @@ fn sample_peak(
                     .await
                     .unwrap_or(0.0),
             );
+            // A child that has exited keeps its last reading.
+            root_last = process_ticks(root).unwrap_or(root_last);
             tokio::select! {
-                _ = &mut stopped => return peak,
+                _ = &mut stopped => break,
                 _ = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
             }
+        }
+        let busy = busy_ticks().saturating_sub(busy_at_start) as f64 * tick_ms;
+        let driver = root_last.saturating_sub(root_at_start) as f64 * tick_ms;
+        RunCost {
+            peak_rss_mb: peak,
+            driver_cpu_ms: driver,
+            other_cpu_ms: (busy - driver).max(0.0),
         }
     });
     (stop, sampler)
@@ -320,7 +380,7 @@ pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Re
     }
     let wall = started.elapsed().as_secs_f64();
     let _ = stop.send(());
-    let peak = sampler.await.unwrap_or(0.0);
+    let cost = sampler.await?;
     for id in &ids {
         let _ = http.delete(format!("{api}/tabs/{id}")).send().await;
     }
@@ -333,8 +393,9 @@ pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Re
         done as f64 / wall,
         percentile(latencies.clone(), 0.5),
         percentile(latencies, 0.95),
-        peak
+        cost.peak_rss_mb
     );
+    println!("              {}", cost.per_action(done));
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench/scale.mjs");
     if !script
         .with_file_name("node_modules")
@@ -358,16 +419,23 @@ pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Re
     let (stop, sampler) = sample_peak(child.id().unwrap_or(0));
     let output = child.wait_with_output().await?;
     let _ = stop.send(());
-    let peak = sampler.await.unwrap_or(0.0);
+    let cost = sampler.await?;
     let line = String::from_utf8_lossy(&output.stdout);
     match serde_json::from_str::<Value>(line.trim()) {
-        Ok(v) => println!(
-            "  Playwright  {:6.1} actions/s, p50 {:7.1} ms, p95 {:7.1} ms, peak RSS {:7.0} MB",
-            v["per_second"].as_f64().unwrap_or(0.0),
-            v["p50_ms"].as_f64().unwrap_or(0.0),
-            v["p95_ms"].as_f64().unwrap_or(0.0),
-            peak
-        ),
+        Ok(v) => {
+            println!(
+                "  Playwright  {:6.1} actions/s, p50 {:7.1} ms, p95 {:7.1} ms, peak RSS {:7.0} MB",
+                v["per_second"].as_f64().unwrap_or(0.0),
+                v["p50_ms"].as_f64().unwrap_or(0.0),
+                v["p95_ms"].as_f64().unwrap_or(0.0),
+                cost.peak_rss_mb
+            );
+            // Its CPU also counts the browser's start and the pages' opening.
+            println!(
+                "              {} (with its start)",
+                cost.per_action(tabs * clicks)
+            );
+        }
         Err(_) => println!(
             "  Playwright failed: {}",
             String::from_utf8_lossy(&output.stderr)

@@ -107,7 +107,9 @@ pub async fn take_screenshot(
     let started = Instant::now();
     let (pixels, prepared) = tokio::join!(driver.capture_pixels(), async {
         let layout = read_layout(refs).await?;
-        let markup = MarkupLayer::prepare(registry, &options.markup, &layout).await?;
+        let previous = driver.frames().last_markup();
+        let markup = MarkupLayer::prepare(registry, &options.markup, &layout, previous).await?;
+        driver.frames().keep_markup(markup.drawn());
         Ok::<_, crate::error::Error>((layout, markup))
     });
     let pixmap = pixels?;
