@@ -262,6 +262,12 @@ fn busy_ticks() -> u64 {
         .sum()
 }
 
+fn process_rss_mb(pid: u32) -> Option<f64> {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages as f64 * 4096.0 / 1_048_576.0)
+}
+
 fn process_ticks(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = stat.rsplit_once(')')?.1;
@@ -274,6 +280,8 @@ fn process_ticks(pid: u32) -> Option<u64> {
 /// the machine's (the browser, mostly), in ms.
 struct RunCost {
     peak_rss_mb: f64,
+    /// The driving process's own peak.
+    driver_peak_rss_mb: f64,
     driver_cpu_ms: f64,
     other_cpu_ms: f64,
 }
@@ -282,10 +290,11 @@ impl RunCost {
     fn per_action(&self, actions: usize) -> String {
         let n = actions.max(1) as f64;
         format!(
-            "CPU per action {:5.1} ms (driver {:5.1}, browser and the rest {:5.1})",
+            "CPU per action {:5.1} ms (driver {:5.1}, browser and the rest {:5.1}); driver's peak RSS {:5.0} MB",
             (self.driver_cpu_ms + self.other_cpu_ms) / n,
             self.driver_cpu_ms / n,
-            self.other_cpu_ms / n
+            self.other_cpu_ms / n,
+            self.driver_peak_rss_mb
         )
     }
 }
@@ -305,7 +314,9 @@ fn sample_peak(
         let root_at_start = process_ticks(root).unwrap_or(0);
         let mut root_last = root_at_start;
         let mut peak: f64 = 0.0;
+        let mut driver_peak: f64 = 0.0;
         loop {
+            driver_peak = driver_peak.max(process_rss_mb(root).unwrap_or(0.0));
             peak = peak.max(
                 tokio::task::spawn_blocking(move || tree_rss_mb(root))
                     .await
@@ -322,6 +333,7 @@ fn sample_peak(
         let driver = root_last.saturating_sub(root_at_start) as f64 * tick_ms;
         RunCost {
             peak_rss_mb: peak,
+            driver_peak_rss_mb: driver_peak,
             driver_cpu_ms: driver,
             other_cpu_ms: (busy - driver).max(0.0),
         }

@@ -384,20 +384,7 @@ pub fn draw_cursor(pixmap: &mut Pixmap, x: f64, y: f64, scale: f32) {
 /// Lossy WebP at quality 80; method 0 is ~5x faster than the default for ~3%
 /// more bytes.
 pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
-    // An opaque frame goes in as RGB: libwebp's colour conversion has SIMD
-    // paths for 3-byte pixels only, and skips its alpha plane.
-    let pixels = pixmap.data();
-    let mut rgb = Vec::with_capacity(pixels.len() / 4 * 3);
-    let mut opaque = true;
-    for pixel in pixels.chunks_exact(4) {
-        rgb.extend_from_slice(&pixel[..3]);
-        opaque &= pixel[3] == 255;
-    }
-    let encoder = if opaque {
-        webp::Encoder::from_rgb(&rgb, pixmap.width(), pixmap.height())
-    } else {
-        webp::Encoder::from_rgba(pixels, pixmap.width(), pixmap.height())
-    };
+    let encoder = webp::Encoder::from_rgba(pixmap.data(), pixmap.width(), pixmap.height());
     let mut config = webp::WebPConfig::new().map_err(|_| Error::internal("webp config"))?;
     config.quality = 80.0;
     config.method = 0;
@@ -411,62 +398,29 @@ pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
 /// the layout alone, so that it is ready by the time the frame arrives.
 pub struct MarkupLayer {
     shapes: Vec<Shape>,
-    /// The shapes drawn, when there are any.
-    drawn: Option<Arc<DrawnMarkup>>,
-}
-
-/// Markup shapes drawn at a scale, kept by the tab: the next screenshot of
-/// the same layout has the same shapes and reuses the drawing.
-pub struct DrawnMarkup {
-    shapes: Vec<Shape>,
-    scale: f32,
-    layer: SparseLayer,
+    /// The shapes drawn at `scale`, when there are any.
+    layer: Option<(Pixmap, f32)>,
 }
 
 impl MarkupLayer {
     /// Renders the markup for `layout` (the plugins' shapes) and draws it at
-    /// the scale the frame is expected at (the device pixel ratio), unless
-    /// `previous` drew the same shapes at that scale.
+    /// the scale the frame is expected at (the device pixel ratio).
     pub async fn prepare(
         registry: &dyn PluginRegistry,
         tags: &[String],
         layout: &PageLayout,
-        previous: Option<Arc<DrawnMarkup>>,
     ) -> Result<MarkupLayer> {
         if tags.is_empty() {
             return Ok(MarkupLayer {
                 shapes: Vec::new(),
-                drawn: None,
+                layer: None,
             });
         }
         let shapes = render_markup(registry, tags, layout).await?;
         let scale = layout.viewport.device_scale_factor.clamp(0.25, 4.0) as f32;
-        let size = (
-            (layout.viewport.width as f32 * scale).round(),
-            (layout.viewport.height as f32 * scale).round(),
-        );
-        Ok(MarkupLayer::draw(shapes, scale, size, previous))
-    }
-
-    /// `shapes` drawn at `scale` on a layer of `size` image pixels, or
-    /// `previous` when it drew the same.
-    fn draw(
-        shapes: Vec<Shape>,
-        scale: f32,
-        (width, height): (f32, f32),
-        previous: Option<Arc<DrawnMarkup>>,
-    ) -> MarkupLayer {
-        if let Some(previous) = previous.filter(|p| {
-            p.scale == scale
-                && (p.layer.width as f32, p.layer.height as f32) == (width, height)
-                && p.shapes == shapes
-        }) {
-            return MarkupLayer {
-                shapes,
-                drawn: Some(previous),
-            };
-        }
-        let drawn = (!shapes.is_empty()
+        let width = (layout.viewport.width as f32 * scale).round();
+        let height = (layout.viewport.height as f32 * scale).round();
+        let layer = (!shapes.is_empty()
             && width >= 1.0
             && height >= 1.0
             && width <= MAX_IMAGE_SIDE as f32
@@ -475,28 +429,19 @@ impl MarkupLayer {
             .flatten()
             .map(|mut layer| {
                 draw_shapes(&mut layer, &shapes, scale);
-                Arc::new(DrawnMarkup {
-                    shapes: shapes.clone(),
-                    scale,
-                    layer: SparseLayer::from_pixmap(&layer),
-                })
+                (layer, scale)
             });
-        MarkupLayer { shapes, drawn }
-    }
-
-    /// The drawing, for the next screenshot to reuse.
-    pub fn drawn(&self) -> Option<Arc<DrawnMarkup>> {
-        self.drawn.clone()
+        Ok(MarkupLayer { shapes, layer })
     }
 
     /// Puts the markup on the frame: the prepared layer when the frame has
     /// the size it was drawn for, else the shapes drawn afresh.
     fn apply(self, pixmap: &mut Pixmap, scale: f32) {
-        match self.drawn {
-            Some(drawn)
-                if drawn.layer.width == pixmap.width() && drawn.layer.height == pixmap.height() =>
+        match self.layer {
+            Some((layer, _))
+                if layer.width() == pixmap.width() && layer.height() == pixmap.height() =>
             {
-                drawn.layer.composite_onto(pixmap)
+                composite_over(pixmap, &layer)
             }
             _ if !self.shapes.is_empty() => draw_shapes(pixmap, &self.shapes, scale),
             _ => {}
@@ -504,61 +449,15 @@ impl MarkupLayer {
     }
 }
 
-/// A mostly transparent layer as its runs of drawn pixels: a tenth or less
-/// of the full layer's memory, and composited without visiting the rest.
-pub struct SparseLayer {
-    width: u32,
-    height: u32,
-    /// (first pixel's index, pixels) of each run.
-    runs: Vec<(u32, u32)>,
-    /// The runs' pixels, premultiplied RGBA, one after another.
-    pixels: Vec<u8>,
-}
-
-impl SparseLayer {
-    pub fn from_pixmap(layer: &Pixmap) -> SparseLayer {
-        let mut runs: Vec<(u32, u32)> = Vec::new();
-        let mut pixels = Vec::new();
-        // Four pixels at a time: most groups are blank.
-        for (group, four) in layer.data().chunks(16).enumerate() {
-            if four.iter().all(|b| *b == 0) {
-                continue;
-            }
-            for (offset, pixel) in four.chunks_exact(4).enumerate() {
-                if pixel == [0, 0, 0, 0] {
-                    continue;
-                }
-                let index = (group * 4 + offset) as u32;
-                match runs.last_mut() {
-                    Some((first, len)) if *first + *len == index => *len += 1,
-                    _ => runs.push((index, 1)),
-                }
-                pixels.extend_from_slice(pixel);
-            }
+/// `layer` (premultiplied) over `frame`, same size, skipping the
+/// transparent pixels that most of a markup layer is, four at a time.
+fn composite_over(frame: &mut Pixmap, layer: &Pixmap) {
+    let top = layer.data();
+    for (bottom, top) in frame.data_mut().chunks_mut(16).zip(top.chunks(16)) {
+        if top.iter().all(|b| *b == 0) {
+            continue;
         }
-        SparseLayer {
-            width: layer.width(),
-            height: layer.height(),
-            runs,
-            pixels,
-        }
-    }
-
-    /// The layer (premultiplied) over `frame`, which has its size.
-    pub fn composite_onto(&self, frame: &mut Pixmap) {
-        let bottom = frame.data_mut();
-        let mut taken = 0;
-        for &(first, len) in &self.runs {
-            let (at, bytes) = (first as usize * 4, len as usize * 4);
-            let (Some(dst), Some(src)) = (
-                bottom.get_mut(at..at + bytes),
-                self.pixels.get(taken..taken + bytes),
-            ) else {
-                return;
-            };
-            blend_span(dst, src);
-            taken += bytes;
-        }
+        blend_span(bottom, top);
     }
 }
 
@@ -709,7 +608,7 @@ mod tests {
         let mut layer = Pixmap::new(80, 40).unwrap();
         draw_shapes(&mut layer, &shapes, 1.0);
         let mut composited = frame.clone();
-        SparseLayer::from_pixmap(&layer).composite_onto(&mut composited);
+        composite_over(&mut composited, &layer);
         let mut changed = 0;
         for (a, b) in direct.data().iter().zip(composited.data()) {
             assert!(a.abs_diff(*b) <= 2, "{a} vs {b}");
@@ -751,45 +650,6 @@ mod tests {
     }
 
     #[test]
-    fn the_same_shapes_reuse_their_drawing_and_others_are_drawn_afresh() {
-        let label = |text: &str| Shape::Label {
-            x: 3.0,
-            y: 3.0,
-            text: text.into(),
-            color: Color {
-                r: 0,
-                g: 0,
-                b: 0,
-                a: 255,
-            },
-            background: None,
-            size: 14.0,
-        };
-        let first = MarkupLayer::draw(vec![label("7")], 1.0, (40.0, 20.0), None);
-        let drawn = first.drawn().expect("drawn");
-        let again = MarkupLayer::draw(vec![label("7")], 1.0, (40.0, 20.0), Some(drawn.clone()));
-        assert!(Arc::ptr_eq(&drawn, &again.drawn().unwrap()), "reused");
-        for (shapes, scale, size) in [
-            (vec![label("8")], 1.0, (40.0, 20.0)),
-            (vec![label("7")], 2.0, (80.0, 40.0)),
-            (vec![label("7")], 1.0, (41.0, 20.0)),
-        ] {
-            let other = MarkupLayer::draw(shapes, scale, size, Some(drawn.clone()));
-            assert!(
-                !Arc::ptr_eq(&drawn, &other.drawn().unwrap()),
-                "drawn afresh"
-            );
-        }
-        // What is reused is what drawing afresh gives.
-        let mut reused = white(40, 20);
-        again.apply(&mut reused, 1.0);
-        let mut direct = white(40, 20);
-        draw_shapes(&mut direct, &[label("7")], 1.0);
-        assert_eq!(reused.data(), direct.data());
-        assert!(drawn.layer.pixels.len() < 40 * 20 * 4 / 2, "kept sparse");
-    }
-
-    #[test]
     fn webp_round_trip_keeps_size() {
         let p = white(64, 48);
         let data = encode_webp(&p).unwrap();
@@ -800,25 +660,23 @@ mod tests {
     }
 
     #[test]
-    fn opaque_and_translucent_frames_keep_their_colours_through_webp() {
-        let mut opaque = Pixmap::new(32, 32).unwrap();
-        opaque.fill(tiny_skia::Color::from_rgba8(200, 40, 90, 255));
-        let mut translucent = Pixmap::new(32, 32).unwrap();
-        translucent.fill(tiny_skia::Color::from_rgba8(200, 40, 90, 128));
-        for (pixmap, has_alpha) in [(opaque, false), (translucent, true)] {
-            let decoded = webp::Decoder::new(&encode_webp(&pixmap).unwrap())
-                .decode()
-                .unwrap();
-            assert_eq!(decoded.is_alpha(), has_alpha);
-            let step = if has_alpha { 4 } else { 3 };
-            let centre = (16 * 32 + 16) * step;
-            let expected = pixmap.pixel(16, 16).unwrap();
-            for (channel, want) in [expected.red(), expected.green(), expected.blue()]
-                .into_iter()
-                .enumerate()
-            {
-                assert!(decoded[centre + channel].abs_diff(want) <= 8);
-            }
+    fn a_layer_with_blank_and_drawn_groups_composites_pixel_for_pixel() {
+        let mut frame = white(9, 3);
+        let mut layer = Pixmap::new(9, 3).unwrap();
+        // Opaque, translucent and blank pixels, across four-pixel groups
+        // and the short last group.
+        let red = tiny_skia::PremultipliedColorU8::from_rgba(255, 0, 0, 255).unwrap();
+        let half = tiny_skia::PremultipliedColorU8::from_rgba(0, 0, 128, 128).unwrap();
+        layer.pixels_mut()[3] = red;
+        layer.pixels_mut()[4] = half;
+        layer.pixels_mut()[26] = red;
+        composite_over(&mut frame, &layer);
+        let px = |i: usize| frame.pixels()[i];
+        assert_eq!((px(3).red(), px(3).green()), (255, 0));
+        assert_eq!((px(4).red(), px(4).blue()), (127, 255));
+        assert_eq!(px(26).green(), 0);
+        for i in [0, 2, 5, 7, 8, 25] {
+            assert_eq!(px(i).green(), 255, "pixel {i} untouched");
         }
     }
 }

@@ -107,9 +107,7 @@ pub async fn take_screenshot(
     let started = Instant::now();
     let (pixels, prepared) = tokio::join!(driver.capture_pixels(), async {
         let layout = read_layout(refs).await?;
-        let previous = driver.frames().last_markup();
-        let markup = MarkupLayer::prepare(registry, &options.markup, &layout, previous).await?;
-        driver.frames().keep_markup(markup.drawn());
+        let markup = MarkupLayer::prepare(registry, &options.markup, &layout).await?;
         Ok::<_, crate::error::Error>((layout, markup))
     });
     let pixmap = pixels?;

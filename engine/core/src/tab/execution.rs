@@ -122,11 +122,6 @@ impl FrameDriver {
         FrameDriver { session, frames }
     }
 
-    /// The tab's frames: what was drawn last.
-    pub fn frames(&self) -> &Frames {
-        &self.frames
-    }
-
     async fn begin_frame(
         &self,
         params: BeginFrameParams,

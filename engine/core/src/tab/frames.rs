@@ -11,7 +11,7 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::capture::{CachedFrame, DrawnMarkup};
+use crate::capture::CachedFrame;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -84,7 +84,7 @@ impl Execution {
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Drawn {
     last_frame: Option<CachedFrame>,
     /// The last captured frame as the browser encoded it (PNG), for a
@@ -94,9 +94,6 @@ struct Drawn {
     last_png: Option<Arc<Vec<u8>>>,
     /// The frame taken while frozen; valid until the next thaw.
     frozen_png: Option<Arc<Vec<u8>>>,
-    /// The last screenshot's markup, drawn: the next one with the same
-    /// shapes reuses it.
-    last_markup: Option<Arc<DrawnMarkup>>,
 }
 
 pub struct Frames {
@@ -191,14 +188,6 @@ impl Frames {
         let mut drawn = self.drawn();
         drawn.frozen_png = frozen.then(|| png.clone());
         drawn.last_png = Some(png);
-    }
-
-    pub fn last_markup(&self) -> Option<Arc<DrawnMarkup>> {
-        self.drawn().last_markup.clone()
-    }
-
-    pub fn keep_markup(&self, markup: Option<Arc<DrawnMarkup>>) {
-        self.drawn().last_markup = markup;
     }
 
     pub fn budget_outstanding(&self) -> bool {
