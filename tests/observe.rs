@@ -225,6 +225,8 @@ fn the_dom_built_tree_agrees_with_the_accessibility_tree() {
             "- button \"Reset\" [e",
             "- button \"Visible inside\" [e",
             "- link \"A link with nested words\" [e",
+            "- link \"Home page\" [e",
+            "- button \"Move to trash\" [e",
             "- contentinfo:",
         ] {
             assert!(text.contains(line), "{line:?} in\n{text}");

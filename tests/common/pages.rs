@@ -224,6 +224,8 @@ pub const ARIA: &str = r##"<!doctype html><html><head><meta charset="utf-8"><tit
 <details><summary>More</summary>Closed answer</details>
 <label><input type="checkbox" style="display: none"> Remember me</label>
 <p>Price: <span style="display: contents">$5</span> each</p>
+<a href="/home-icon"><svg width="16" height="16" viewBox="0 0 16 16"><title>Home page</title><rect width="16" height="16" fill="#369"></rect></svg></a>
+<button><span aria-labelledby="trash-word"></span></button><span id="trash-word" hidden>Move to trash</span>
 </main><footer>© 2026 <a href="/terms">Terms</a></footer></body></html>"##;
 
 /// A login form: a user name and a password.

@@ -145,7 +145,9 @@ const sayableValue = (el) => {
   const type = (el.getAttribute('type') || '').toLowerCase();
   return type === 'password' || type === 'hidden' ? '' : el.value;
 };
-const contentText = (node, depth, skip) => {
+// `referenced`: inside an aria-labelledby target, where a descendant's own
+// aria-labelledby is not followed again.
+const contentText = (node, depth, skip, referenced) => {
   if (depth > 64) return '';
   let out = '';
   for (const child of childrenOf(node)) {
@@ -157,8 +159,14 @@ const contentText = (node, depth, skip) => {
     const block = isBlock(style);
     let part;
     const label = child.getAttribute('aria-label');
-    if (label && label.trim()) part = label;
-    else {
+    const labelledBy = referenced ? null : child.getAttribute('aria-labelledby');
+    const byLabel = labelledBy ? clean(byIds(child, labelledBy).map(referencedText).join(' ')) : '';
+    if (byLabel) part = byLabel;
+    else if (label && label.trim()) part = label;
+    else if (child instanceof SVGElement && child.querySelector(':scope > title')) {
+      // An icon's <title> names it (never rendered, so not walked as text).
+      part = child.querySelector(':scope > title').textContent;
+    } else {
       const role = roleOf(child);
       if (child.tagName === 'SELECT') part = selectedText(child);
       else if (child.tagName === 'INPUT' || child.tagName === 'TEXTAREA') {
@@ -168,7 +176,7 @@ const contentText = (node, depth, skip) => {
           : type === 'checkbox' || type === 'radio' || type === 'file' ? '' : sayableValue(child);
       } else if (child.tagName === 'IMG' || child.tagName === 'AREA') part = child.getAttribute('alt') || '';
       else if (style.visibility === 'hidden' || style.visibility === 'collapse' || !contentShown(style)) part = '';
-      else part = contentText(child, depth + 1, skip) || (role === 'img' ? '' : child.getAttribute('title') || '');
+      else part = contentText(child, depth + 1, skip, referenced) || (role === 'img' ? '' : child.getAttribute('title') || '');
     }
     out += block ? ' ' + part + ' ' : part;
   }
@@ -187,7 +195,7 @@ const referencedText = (el) => {
   if (label && label.trim()) return label;
   if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') return sayableValue(el);
   if (el.tagName === 'SELECT') return selectedText(el);
-  return contentText(el, 0, null) || '';
+  return contentText(el, 0, null, true) || '';
 };
 
 // `el.labels` scans the document for every element it is asked about
