@@ -685,28 +685,43 @@ impl PageRefs<'_> {
             .enumerate()
             .map(|(i, (f, _))| (f.as_str(), i))
             .collect();
-        let mut owners = HashMap::new();
+        // Per parent frame: its children's `<iframe>`s asked for at once,
+        // then numbered in one call (a page of many frames pays a few round
+        // trips, not three per frame).
+        let mut children: Vec<(usize, Vec<(usize, &str)>)> = Vec::new();
         for (i, (id, parent)) in frame_list.iter().enumerate().skip(1) {
-            let Some(parent) = parent.as_deref() else {
+            let Some(&parent_index) = parent.as_deref().and_then(|p| index_of.get(p)) else {
                 continue;
             };
-            let Some(&parent_index) = index_of.get(parent) else {
+            match children.iter_mut().find(|(p, _)| *p == parent_index) {
+                Some((_, list)) => list.push((i, id.as_str())),
+                None => children.push((parent_index, vec![(i, id.as_str())])),
+            }
+        }
+        let mut owners = HashMap::new();
+        for (parent_index, list) in children {
+            let parent = frame_list[parent_index].0.as_str();
+            let asked = futures::future::join_all(list.iter().map(|(_, id)| {
+                self.session()
+                    .raw_in(Some(parent), "DOM.getFrameOwner", json!({ "frameId": id }))
+            }))
+            .await;
+            let (found, backends): (Vec<usize>, Vec<i64>) = list
+                .iter()
+                .zip(asked)
+                .filter_map(|((i, _), owner)| {
+                    Some((*i, owner.ok()?.get("backendNodeId")?.as_i64()?))
+                })
+                .unzip();
+            if backends.is_empty() {
                 continue;
-            };
-            let Ok(owner) = self
-                .session()
-                .raw_in(Some(parent), "DOM.getFrameOwner", json!({ "frameId": id }))
-                .await
-            else {
-                continue;
-            };
-            let Some(backend) = owner.get("backendNodeId").and_then(Value::as_i64) else {
-                continue;
-            };
-            if let Ok(numbers) = self.register_backend_nodes(parent, &[backend]).await
-                && let Some(Some(n)) = numbers.first()
-            {
-                owners.insert((parent_index, *n), i);
+            }
+            if let Ok(numbers) = self.register_backend_nodes(parent, &backends).await {
+                for (i, number) in found.into_iter().zip(numbers) {
+                    if let Some(n) = number {
+                        owners.insert((parent_index, n), i);
+                    }
+                }
             }
         }
         let ordinals: Vec<u32> = frames.iter().map(|(_, o)| *o).collect();
