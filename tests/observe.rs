@@ -227,6 +227,8 @@ fn the_dom_built_tree_agrees_with_the_accessibility_tree() {
             "- link \"A link with nested words\" [e",
             "- link \"Home page\" [e",
             "- button \"Move to trash\" [e",
+            "- textbox \"Shadow city\" [e",
+            "- textbox \"Shadow zip\" [e",
             "- contentinfo:",
         ] {
             assert!(text.contains(line), "{line:?} in\n{text}");

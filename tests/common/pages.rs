@@ -226,6 +226,8 @@ pub const ARIA: &str = r##"<!doctype html><html><head><meta charset="utf-8"><tit
 <p>Price: <span style="display: contents">$5</span> each</p>
 <a href="/home-icon"><svg width="16" height="16" viewBox="0 0 16 16"><title>Home page</title><rect width="16" height="16" fill="#369"></rect></svg></a>
 <button><span aria-labelledby="trash-word"></span></button><span id="trash-word" hidden>Move to trash</span>
+<div id="shadow-form"></div>
+<script>document.getElementById('shadow-form').attachShadow({ mode: 'open' }).innerHTML = '<label for="city">Shadow city</label><input id="city"><label>Shadow zip <input></label>';</script>
 </main><footer>© 2026 <a href="/terms">Terms</a></footer></body></html>"##;
 
 /// A login form: a user name and a password.

@@ -199,23 +199,24 @@ const referencedText = (el) => {
 };
 
 // `el.labels` scans the document for every element it is asked about
-// (minutes on a page of 100,000 elements); one pass over the labels instead.
-let labelMap = null;
+// (minutes on a page of 100,000 elements); one pass over each tree's labels
+// instead (the document's, and each shadow root's, whose labels name the
+// controls inside it).
+const labelMaps = new Map();
 const labelsOf = (el) => {
-  if (!labelMap) {
-    labelMap = new Map();
-    for (const label of document.querySelectorAll('label')) {
+  const root = el.getRootNode();
+  let map = labelMaps.get(root);
+  if (!map) {
+    map = new Map();
+    for (const label of (root.querySelectorAll ? root.querySelectorAll('label') : [])) {
       const control = label.control;
       if (!control) continue;
-      if (!labelMap.has(control)) labelMap.set(control, []);
-      labelMap.get(control).push(label);
+      if (!map.has(control)) map.set(control, []);
+      map.get(control).push(label);
     }
+    labelMaps.set(root, map);
   }
-  const found = labelMap.get(el);
-  if (found) return found;
-  // Labels inside a shadow root name controls there.
-  const root = el.getRootNode();
-  return root !== document && el.labels ? Array.from(el.labels) : [];
+  return map.get(el) || [];
 };
 
 const nameOf = (el, role) => {
