@@ -1,6 +1,6 @@
 //! Screenshots: capture a frame, collect the page's element boxes, let markup
 //! renderers turn them into shapes, draw those on the bitmap (never in the
-//! page) and encode WebP at quality 80.
+//! page) and encode WebP: lossless for flat pages, quality 80 for photos.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -381,9 +381,74 @@ pub fn draw_cursor(pixmap: &mut Pixmap, x: f64, y: f64, scale: f32) {
     }
 }
 
+/// A screenshot as WebP. Pages that are mostly flat colour (text, controls,
+/// the markup) encode lossless: exact pixels, in `wabp-bench` smaller than
+/// lossy quality 80 on a page of controls (48 against 70 KB) and five to
+/// six times faster (2.4 against 15 ms at 1280x720). Photos and gradients
+/// would be many times larger lossless: they, and any lossless result past
+/// [`LOSSLESS_MAX_BYTES_PER_PIXEL`], are encoded lossy at quality 80.
+pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
+    if flat_share(pixmap) >= LOSSLESS_MIN_FLAT_SHARE {
+        let lossless = encode_webp_lossless(pixmap)?;
+        let pixels = f64::from(pixmap.width()) * f64::from(pixmap.height());
+        if lossless.len() as f64 <= LOSSLESS_MAX_BYTES_PER_PIXEL * pixels {
+            return Ok(lossless);
+        }
+    }
+    encode_webp_lossy(pixmap)
+}
+
+/// The share of sampled pixels equal to their left neighbour from which a
+/// screenshot is tried lossless. Measured at 1280x720: a page of controls
+/// 0.93, a book chapter 0.89, a news page with two photos 0.67 (lossless
+/// 7x the lossy size), a full-screen photo 0.17.
+const LOSSLESS_MIN_FLAT_SHARE: f64 = 0.8;
+
+/// A lossless screenshot larger than this (about three times a typical
+/// lossy one) is encoded lossy instead.
+pub const LOSSLESS_MAX_BYTES_PER_PIXEL: f64 = 0.25;
+
+/// The share of pixels equal to their left neighbour, on every eighth row
+/// (a tenth of a millisecond at 1280x720).
+fn flat_share(pixmap: &Pixmap) -> f64 {
+    let row_bytes = pixmap.width() as usize * 4;
+    let (mut same, mut pairs) = (0usize, 0usize);
+    for row in pixmap.data().chunks_exact(row_bytes).step_by(8) {
+        for pair in row.windows(8).step_by(4) {
+            pairs += 1;
+            same += usize::from(pair[..4] == pair[4..]);
+        }
+    }
+    if pairs == 0 {
+        return 1.0;
+    }
+    same as f64 / pairs as f64
+}
+
+/// Lossless WebP. Screenshots are opaque, so premultiplied RGBA is the
+/// image as is, and the header's "alpha is used" hint is cleared (decoders
+/// then report an opaque image, as for the lossy encoding).
+fn encode_webp_lossless(pixmap: &Pixmap) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    image_webp::WebPEncoder::new(&mut data)
+        .encode(
+            pixmap.data(),
+            pixmap.width(),
+            pixmap.height(),
+            image_webp::ColorType::Rgba8,
+        )
+        .map_err(|e| Error::internal(format!("webp encode: {e}")))?;
+    // RIFF header (12 bytes), "VP8L" chunk header (8), signature 0x2f, then
+    // 14 bits width, 14 bits height, the alpha hint: bit 4 of byte 24.
+    if data.len() > 25 && &data[12..16] == b"VP8L" && data[20] == 0x2f {
+        data[24] &= !0x10;
+    }
+    Ok(data)
+}
+
 /// Lossy WebP at quality 80; method 0 is ~5x faster than the default for ~3%
 /// more bytes.
-pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
+fn encode_webp_lossy(pixmap: &Pixmap) -> Result<Vec<u8>> {
     let encoder = webp::Encoder::from_rgba(pixmap.data(), pixmap.width(), pixmap.height());
     let mut config = webp::WebPConfig::new().map_err(|_| Error::internal("webp config"))?;
     config.quality = 80.0;
@@ -652,6 +717,90 @@ mod tests {
         assert_eq!(&data[8..12], b"WEBP");
         let decoded = webp::Decoder::new(&data).decode().unwrap();
         assert_eq!((decoded.width(), decoded.height()), (64, 48));
+    }
+
+    /// A page-like frame: white, with boxes and a label drawn on it.
+    fn flat_page(w: u32, h: u32) -> Pixmap {
+        let mut p = white(w, h);
+        let color = |r, g, b, a| Color { r, g, b, a };
+        let shapes: Vec<Shape> = (0..6)
+            .map(|i| Shape::Rect {
+                rect: Rect {
+                    x: 10.0 + 50.0 * f64::from(i),
+                    y: 20.0,
+                    width: 40.0,
+                    height: 30.0,
+                },
+                stroke: Some(color(220, 0, 0, 255)),
+                stroke_width: 2.0,
+                fill: Some(color(0, 160, 0, 50)),
+                dash: vec![],
+            })
+            .chain([Shape::Label {
+                x: 12.0,
+                y: 80.0,
+                text: "Button 12".into(),
+                color: color(255, 255, 255, 255),
+                background: Some(color(30, 30, 30, 255)),
+                size: 14.0,
+            }])
+            .collect();
+        draw_shapes(&mut p, &shapes, 1.0);
+        p
+    }
+
+    #[test]
+    fn a_flat_page_encodes_lossless_to_its_exact_pixels() {
+        let p = flat_page(320, 120);
+        let data = encode_webp(&p).unwrap();
+        assert_eq!(&data[12..16], b"VP8L", "a flat page is lossless");
+        let decoded = webp::Decoder::new(&data).decode().unwrap();
+        assert!(!decoded.is_alpha(), "an opaque screenshot decodes opaque");
+        let rgb: Vec<u8> = p
+            .data()
+            .chunks_exact(4)
+            .flat_map(|px| [px[0], px[1], px[2]])
+            .collect();
+        assert_eq!(&*decoded, &rgb[..], "lossless keeps every pixel");
+    }
+
+    #[test]
+    fn a_photo_like_frame_encodes_lossy() {
+        // Noise: no pixel equals its neighbour, as in a photo.
+        let mut p = white(320, 120);
+        let mut seed = 0x2545_f491_u32;
+        for px in p.data_mut().chunks_exact_mut(4) {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            px[..3].copy_from_slice(&seed.to_le_bytes()[..3]);
+        }
+        let data = encode_webp(&p).unwrap();
+        assert_eq!(&data[12..16], b"VP8 ", "a photo is lossy");
+        let decoded = webp::Decoder::new(&data).decode().unwrap();
+        assert_eq!((decoded.width(), decoded.height()), (320, 120));
+    }
+
+    #[test]
+    fn a_flat_page_too_large_lossless_falls_back_to_lossy() {
+        // Flat rows (every eighth row is sampled) between rows of noise:
+        // flat enough to try, far past the size bound lossless.
+        let mut p = white(320, 128);
+        let mut seed = 0x9e37_79b9_u32;
+        for (i, row) in p.data_mut().chunks_exact_mut(320 * 4).enumerate() {
+            if i % 8 == 0 {
+                continue;
+            }
+            for px in row.chunks_exact_mut(4) {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                px[..3].copy_from_slice(&seed.to_le_bytes()[..3]);
+            }
+        }
+        assert!(flat_share(&p) >= LOSSLESS_MIN_FLAT_SHARE);
+        let data = encode_webp(&p).unwrap();
+        assert_eq!(&data[12..16], b"VP8 ");
     }
 
     #[test]
