@@ -459,92 +459,38 @@ fn encode_webp_lossy(pixmap: &Pixmap) -> Result<Vec<u8>> {
     Ok(memory.to_vec())
 }
 
-/// A screenshot's markup, rendered and drawn on a transparent layer from
-/// the layout alone, so that it is ready by the time the frame arrives.
-pub struct MarkupLayer {
+/// A screenshot's markup: the renderers' shapes for a layout, rendered
+/// while the frame is captured and drawn on it when it arrives. (A layer
+/// drawn ahead and composited cost more CPU than drawing on the frame, and
+/// held a viewport of pixels per capture in flight: at 50 tabs, most of the
+/// engine's memory.)
+pub struct Markup {
     shapes: Vec<Shape>,
-    /// The shapes drawn at `scale`, when there are any.
-    layer: Option<(Pixmap, f32)>,
 }
 
-impl MarkupLayer {
-    /// Renders the markup for `layout` (the plugins' shapes) and draws it at
-    /// the scale the frame is expected at (the device pixel ratio).
+impl Markup {
+    /// Asks the markup renderers for `layout`'s shapes.
     pub async fn prepare(
         registry: &dyn PluginRegistry,
         tags: &[String],
         layout: &PageLayout,
-    ) -> Result<MarkupLayer> {
-        if tags.is_empty() {
-            return Ok(MarkupLayer {
-                shapes: Vec::new(),
-                layer: None,
-            });
-        }
-        let shapes = render_markup(registry, tags, layout).await?;
-        let scale = layout.viewport.device_scale_factor.clamp(0.25, 4.0) as f32;
-        let width = (layout.viewport.width as f32 * scale).round();
-        let height = (layout.viewport.height as f32 * scale).round();
-        let layer = (!shapes.is_empty()
-            && width >= 1.0
-            && height >= 1.0
-            && width <= MAX_IMAGE_SIDE as f32
-            && height <= MAX_IMAGE_SIDE as f32)
-            .then(|| Pixmap::new(width as u32, height as u32))
-            .flatten()
-            .map(|mut layer| {
-                draw_shapes(&mut layer, &shapes, scale);
-                (layer, scale)
-            });
-        Ok(MarkupLayer { shapes, layer })
-    }
-
-    /// Puts the markup on the frame: the prepared layer when the frame has
-    /// the size it was drawn for, else the shapes drawn afresh.
-    fn apply(self, pixmap: &mut Pixmap, scale: f32) {
-        match self.layer {
-            Some((layer, _))
-                if layer.width() == pixmap.width() && layer.height() == pixmap.height() =>
-            {
-                composite_over(pixmap, &layer)
-            }
-            _ if !self.shapes.is_empty() => draw_shapes(pixmap, &self.shapes, scale),
-            _ => {}
-        }
-    }
-}
-
-/// `layer` (premultiplied) over `frame`, same size, skipping the
-/// transparent pixels that most of a markup layer is (by their alpha alone:
-/// testing whole groups of pixels for blankness measured slower).
-fn composite_over(frame: &mut Pixmap, layer: &Pixmap) {
-    let top = layer.data();
-    for (dst, src) in frame
-        .data_mut()
-        .chunks_exact_mut(4)
-        .zip(top.chunks_exact(4))
-    {
-        match src[3] {
-            0 => {}
-            255 => dst.copy_from_slice(src),
-            alpha => {
-                let keep = 255 - u16::from(alpha);
-                for channel in 0..4 {
-                    let under = (u16::from(dst[channel]) * keep + 127) / 255;
-                    dst[channel] = (u16::from(src[channel]) + under).min(255) as u8;
-                }
-            }
-        }
+    ) -> Result<Markup> {
+        let shapes = if tags.is_empty() {
+            Vec::new()
+        } else {
+            render_markup(registry, tags, layout).await?
+        };
+        Ok(Markup { shapes })
     }
 }
 
 /// Finishes a screenshot from a captured frame, the layout read with it and
-/// its markup: cursor, crop, WebP. `capture_ms` is what the frame, the
-/// layout and the markup layer took (concurrently).
+/// its markup: markup, cursor, crop, WebP. `capture_ms` is what the frame,
+/// the layout and the markup's shapes took (concurrently).
 pub async fn compose(
     mut pixmap: Pixmap,
     layout: &PageLayout,
-    markup: MarkupLayer,
+    markup: Markup,
     options: &CaptureOptions,
     capture_ms: f64,
 ) -> Result<(Screenshot, CaptureTiming)> {
@@ -554,7 +500,7 @@ pub async fn compose(
     } else {
         1.0
     };
-    markup.apply(&mut pixmap, scale);
+    draw_shapes(&mut pixmap, &markup.shapes, scale);
     if let Some((x, y)) = options.cursor {
         draw_cursor(&mut pixmap, x, y, scale);
     }
@@ -623,62 +569,6 @@ mod tests {
         let px = |x: u32, y: u32| p.pixel(x, y).unwrap();
         assert_eq!((px(15, 15).red(), px(15, 15).green()), (255, 0));
         assert_eq!(px(50, 50).green(), 255);
-    }
-
-    #[test]
-    fn a_markup_layer_composited_matches_drawing_on_the_frame() {
-        // A frame with some colour, so that blending shows.
-        let mut frame = Pixmap::new(80, 40).unwrap();
-        frame.fill(tiny_skia::Color::from_rgba8(30, 120, 200, 255));
-        let translucent = Color {
-            r: 250,
-            g: 20,
-            b: 20,
-            a: 140,
-        };
-        let shapes = vec![
-            Shape::Rect {
-                rect: Rect {
-                    x: 4.5,
-                    y: 4.5,
-                    width: 30.0,
-                    height: 20.0,
-                },
-                stroke: Some(translucent),
-                stroke_width: 2.0,
-                fill: Some(translucent),
-                dash: vec![],
-            },
-            Shape::Label {
-                x: 40.0,
-                y: 5.0,
-                text: "17".into(),
-                color: Color {
-                    r: 255,
-                    g: 255,
-                    b: 0,
-                    a: 255,
-                },
-                background: None,
-                size: 14.0,
-            },
-        ];
-        let mut direct = frame.clone();
-        draw_shapes(&mut direct, &shapes, 1.0);
-        let mut layer = Pixmap::new(80, 40).unwrap();
-        draw_shapes(&mut layer, &shapes, 1.0);
-        let mut composited = frame.clone();
-        composite_over(&mut composited, &layer);
-        let mut changed = 0;
-        for (a, b) in direct.data().iter().zip(composited.data()) {
-            assert!(a.abs_diff(*b) <= 2, "{a} vs {b}");
-        }
-        for (a, b) in frame.data().iter().zip(composited.data()) {
-            changed += usize::from(a != b);
-        }
-        // The rectangle and the glyphs are on it; the rest is the frame.
-        assert!(changed > 600, "{changed}");
-        assert_eq!(composited.pixel(70, 35), frame.pixel(70, 35));
     }
 
     #[test]
@@ -801,26 +691,5 @@ mod tests {
         assert!(flat_share(&p) >= LOSSLESS_MIN_FLAT_SHARE);
         let data = encode_webp(&p).unwrap();
         assert_eq!(&data[12..16], b"VP8 ");
-    }
-
-    #[test]
-    fn a_layer_with_blank_and_drawn_groups_composites_pixel_for_pixel() {
-        let mut frame = white(9, 3);
-        let mut layer = Pixmap::new(9, 3).unwrap();
-        // Opaque, translucent and blank pixels, across four-pixel groups
-        // and the short last group.
-        let red = tiny_skia::PremultipliedColorU8::from_rgba(255, 0, 0, 255).unwrap();
-        let half = tiny_skia::PremultipliedColorU8::from_rgba(0, 0, 128, 128).unwrap();
-        layer.pixels_mut()[3] = red;
-        layer.pixels_mut()[4] = half;
-        layer.pixels_mut()[26] = red;
-        composite_over(&mut frame, &layer);
-        let px = |i: usize| frame.pixels()[i];
-        assert_eq!((px(3).red(), px(3).green()), (255, 0));
-        assert_eq!((px(4).red(), px(4).blue()), (127, 255));
-        assert_eq!(px(26).green(), 0);
-        for i in [0, 2, 5, 7, 8, 25] {
-            assert_eq!(px(i).green(), 255, "pixel {i} untouched");
-        }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use crate::capture::{CaptureOptions, CaptureTiming, MarkupLayer, PageLayout, Screenshot, compose};
+use crate::capture::{CaptureOptions, CaptureTiming, Markup, PageLayout, Screenshot, compose};
 use crate::error::Result;
 use crate::plugin::PluginRegistry;
 use serde_json::Value;
@@ -96,8 +96,8 @@ async fn add_frame_elements(refs: &PageRefs<'_>, layout: &mut PageLayout) {
 /// Elements a screenshot's markup draws at most (the script's own limit).
 const MAX_MARKUP_ELEMENTS: usize = 2000;
 
-/// One full screenshot: the frame, and meanwhile the layout and the markup
-/// layer drawn from it; then cursor and WebP.
+/// One full screenshot: the frame, and meanwhile the layout and the markup's
+/// shapes for it; then the markup drawn, cursor and WebP.
 pub async fn take_screenshot(
     driver: &FrameDriver,
     refs: &PageRefs<'_>,
@@ -107,7 +107,7 @@ pub async fn take_screenshot(
     let started = Instant::now();
     let (pixels, prepared) = tokio::join!(driver.capture_pixels(), async {
         let layout = read_layout(refs).await?;
-        let markup = MarkupLayer::prepare(registry, &options.markup, &layout).await?;
+        let markup = Markup::prepare(registry, &options.markup, &layout).await?;
         Ok::<_, crate::error::Error>((layout, markup))
     });
     let pixmap = pixels?;
