@@ -37,6 +37,7 @@ pub(crate) async fn serve_site(router: axum::Router) -> anyhow::Result<String> {
 
 mod bench_agent;
 mod bench_compare;
+mod bench_encode;
 mod bench_plugin_build;
 mod bench_recovery;
 mod bench_snapshot;
@@ -102,6 +103,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if std::env::args().nth(1).as_deref() == Some("compare") {
         return bench_compare::run().await;
+    }
+    if std::env::args().nth(1).as_deref() == Some("encode") {
+        return bench_encode::run().await;
     }
     if std::env::args().nth(1).as_deref() == Some("agent") {
         return bench_agent::run().await;

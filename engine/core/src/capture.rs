@@ -526,7 +526,7 @@ pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
 /// screenshot is tried lossless. Measured at 1280x720: a page of controls
 /// 0.93, a book chapter 0.89, a news page with two photos 0.67 (lossless
 /// 7x the lossy size), a full-screen photo 0.17.
-const LOSSLESS_MIN_FLAT_SHARE: f64 = 0.8;
+pub const LOSSLESS_MIN_FLAT_SHARE: f64 = 0.8;
 
 /// A lossless screenshot larger than this (about three times a typical
 /// lossy one) is encoded lossy instead.
@@ -534,7 +534,7 @@ pub const LOSSLESS_MAX_BYTES_PER_PIXEL: f64 = 0.25;
 
 /// The share of pixels equal to their left neighbour, on every eighth row
 /// (a tenth of a millisecond at 1280x720).
-fn flat_share(pixmap: &Pixmap) -> f64 {
+pub fn flat_share(pixmap: &Pixmap) -> f64 {
     let row_bytes = pixmap.width() as usize * 4;
     let (mut same, mut pairs) = (0usize, 0usize);
     for row in pixmap.data().chunks_exact(row_bytes).step_by(8) {
@@ -552,7 +552,7 @@ fn flat_share(pixmap: &Pixmap) -> f64 {
 /// Lossless WebP. Screenshots are opaque, so premultiplied RGBA is the
 /// image as is, and the header's "alpha is used" hint is cleared (decoders
 /// then report an opaque image, as for the lossy encoding).
-fn encode_webp_lossless(pixmap: &Pixmap) -> Result<Vec<u8>> {
+pub fn encode_webp_lossless(pixmap: &Pixmap) -> Result<Vec<u8>> {
     let mut data = Vec::new();
     image_webp::WebPEncoder::new(&mut data)
         .encode(
@@ -572,7 +572,7 @@ fn encode_webp_lossless(pixmap: &Pixmap) -> Result<Vec<u8>> {
 
 /// Lossy WebP at quality 80; method 0 is ~5x faster than the default for ~3%
 /// more bytes.
-fn encode_webp_lossy(pixmap: &Pixmap) -> Result<Vec<u8>> {
+pub fn encode_webp_lossy(pixmap: &Pixmap) -> Result<Vec<u8>> {
     let encoder = webp::Encoder::from_rgba(pixmap.data(), pixmap.width(), pixmap.height());
     let mut config = webp::WebPConfig::new().map_err(|_| Error::internal("webp config"))?;
     config.quality = 80.0;

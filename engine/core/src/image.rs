@@ -1,4 +1,5 @@
-//! Image decoding shared by the frame drivers (screenshots arrive as PNG).
+//! Image decoding shared by the frame drivers (screenshots arrive as PNG),
+//! and WebP back to pixels (`wabp-bench encode`).
 
 use tiny_skia::Pixmap;
 
@@ -35,6 +36,24 @@ pub fn decode_png(png: &[u8]) -> Result<Pixmap> {
         .ok_or_else(|| Error::internal("empty screenshot"))?;
     // Screenshots are opaque, so straight and premultiplied alpha agree.
     Pixmap::from_vec(rgba, size).ok_or_else(|| Error::internal("screenshot size mismatch"))
+}
+
+/// A WebP image (lossy or lossless) as opaque pixels.
+pub fn decode_webp(data: &[u8]) -> Result<Pixmap> {
+    let image = webp::Decoder::new(data)
+        .decode()
+        .ok_or_else(|| Error::invalid("not a WebP image"))?;
+    let rgba = if image.is_alpha() {
+        image.to_vec()
+    } else {
+        image
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect()
+    };
+    let size = tiny_skia::IntSize::from_wh(image.width(), image.height())
+        .ok_or_else(|| Error::invalid("an empty WebP image"))?;
+    Pixmap::from_vec(rgba, size).ok_or_else(|| Error::invalid("WebP size mismatch"))
 }
 
 #[cfg(test)]

@@ -54,7 +54,13 @@ impl crate::action::ActionTab for Tab {
         if self.pending_dialog().is_some() {
             return Ok(None);
         }
-        self.driver().advance(budget_ms).await
+        let step = self.driver().advance(budget_ms).await?;
+        // Callbacks ran: what they started (a request, a navigation) is
+        // signalled before the wait goes on, however late the pump runs.
+        if step.is_some_and(|step| step.callbacks > 0) {
+            self.catch_up().await;
+        }
+        Ok(step)
     }
     fn fast_forward_after(&self) -> Duration {
         // Out-of-process frames signal through sessions of their own (a

@@ -122,6 +122,9 @@ pub struct Tab {
     network: NetworkCapture,
     signals: broadcast::Sender<TabSignal>,
     pump: StdMutex<Option<JoinHandle<()>>>,
+    /// Asks the pump to hand on every event already received (see
+    /// [`Tab::catch_up`]).
+    catch_up: tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>,
     /// Events that happened outside any action, for the next one's envelope.
     noted: StdMutex<Vec<TabEvent>>,
     /// Popups this tab opened that are still being attached: the action
@@ -189,6 +192,7 @@ impl Tab {
         let prompts = Prompts::default();
         let session = Arc::new(PageSession::open(page, id.clone(), prompts.watch_dialog()).await);
         let target_id = session.target_id().clone();
+        let (catch_up, mut catch_up_asked) = tokio::sync::mpsc::unbounded_channel();
         let tab = Arc::new_cyclic(|self_ref| Tab {
             id,
             target_id,
@@ -199,6 +203,7 @@ impl Tab {
             state: StdMutex::new(TabState::default()),
             signals,
             pump: StdMutex::new(None),
+            catch_up,
             self_ref: self_ref.clone(),
             network: NetworkCapture::default(),
             prompts,
@@ -212,9 +217,23 @@ impl Tab {
         let weak = Arc::downgrade(&tab);
         let pump = tokio::spawn(async move {
             let mut events = futures::stream::select_all(events);
-            while let Some(event) = events.next().await {
-                let Some(tab) = weak.upgrade() else { break };
-                tab.on_event(event);
+            loop {
+                tokio::select! {
+                    // Events first: a catch-up is answered only once no
+                    // stream holds one. The connection puts each event in
+                    // its stream as it reads it, so whatever the browser
+                    // sent before the answer that led to the catch-up has
+                    // been handed on by then.
+                    biased;
+                    event = events.next() => {
+                        let Some(event) = event else { break };
+                        let Some(tab) = weak.upgrade() else { break };
+                        tab.on_event(event);
+                    }
+                    Some(answer) = catch_up_asked.recv() => {
+                        let _ = answer.send(());
+                    }
+                }
             }
         });
         *tab.pump.lock().unwrap() = Some(pump);
@@ -653,6 +672,16 @@ impl Tab {
         drop(state);
         if let Some(signal) = signal {
             let _ = self.signals.send(signal);
+        }
+    }
+
+    /// Waits (bounded) until the pump has handed on every event the page's
+    /// session received so far: after a command's answer, the events the
+    /// page sent before it (a request a timer started) are signalled.
+    pub async fn catch_up(&self) {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        if self.catch_up.send(answer).is_ok() {
+            let _ = tokio::time::timeout(CATCH_UP_LIMIT, answered).await;
         }
     }
 
@@ -1653,6 +1682,8 @@ fn check_point(x: f64, y: f64) -> Result<()> {
 
 /// How long a navigation may take to commit (or fail).
 const COMMIT_LIMIT: Duration = Duration::from_secs(30);
+/// Bound on [`Tab::catch_up`]: the pump only hands on what it holds.
+const CATCH_UP_LIMIT: Duration = Duration::from_millis(500);
 /// How long a navigate that may meet a beforeunload prompt waits, after
 /// the browser's answer, for the commit (a 204 or a download has none).
 const AFTER_ANSWER_GRACE: Duration = Duration::from_secs(5);
