@@ -513,10 +513,14 @@ pub fn draw_cursor(pixmap: &mut Pixmap, x: f64, y: f64, scale: f32) {
 /// [`LOSSLESS_MAX_BYTES_PER_PIXEL`], are encoded lossy at quality 80.
 pub fn encode_webp(pixmap: &Pixmap) -> Result<Vec<u8>> {
     if flat_share(pixmap) >= LOSSLESS_MIN_FLAT_SHARE {
-        let lossless = encode_webp_lossless(pixmap)?;
         let pixels = f64::from(pixmap.width()) * f64::from(pixmap.height());
-        if lossless.len() as f64 <= LOSSLESS_MAX_BYTES_PER_PIXEL * pixels {
-            return Ok(lossless);
+        // A lossless encoder that refuses the image leaves it to the lossy one.
+        match encode_webp_lossless(pixmap) {
+            Ok(lossless) if lossless.len() as f64 <= LOSSLESS_MAX_BYTES_PER_PIXEL * pixels => {
+                return Ok(lossless);
+            }
+            Ok(_) => {}
+            Err(err) => tracing::debug!("lossless WebP: {}", err.message),
         }
     }
     encode_webp_lossy(pixmap)

@@ -220,10 +220,12 @@ impl Tab {
             loop {
                 tokio::select! {
                     // Events first: a catch-up is answered only once no
-                    // stream holds one. The connection puts each event in
-                    // its stream as it reads it, so whatever the browser
-                    // sent before the answer that led to the catch-up has
-                    // been handed on by then.
+                    // stream holds one. The connection queues each event for
+                    // its stream as it reads it and hands the queue over on
+                    // its next turn, right after the answer that led to the
+                    // catch-up: what the browser sent before that answer is
+                    // then handed on (the wait's 2 ms after callbacks covers
+                    // the rest).
                     biased;
                     event = events.next() => {
                         let Some(event) = event else { break };
