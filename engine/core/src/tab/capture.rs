@@ -93,6 +93,22 @@ async fn add_frame_elements(refs: &PageRefs<'_>, layout: &mut PageLayout) {
     }
 }
 
+/// A turn at a screenshot's image work (decode, markup, encode): as many at
+/// once as the machine has cores. At 50 tabs, where the captures come back
+/// faster than the cores can finish them, this keeps the decoded viewports
+/// in memory to one per core.
+async fn image_work_turn() -> Option<tokio::sync::SemaphorePermit<'static>> {
+    static TURNS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    TURNS
+        .get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(2, usize::from);
+            tokio::sync::Semaphore::new(cores.max(2))
+        })
+        .acquire()
+        .await
+        .ok()
+}
+
 /// Elements a screenshot's markup draws at most (the script's own limit).
 const MAX_MARKUP_ELEMENTS: usize = 2000;
 
@@ -105,17 +121,21 @@ pub async fn take_screenshot(
     options: &CaptureOptions,
 ) -> Result<(Screenshot, PageLayout, CaptureTiming)> {
     let started = Instant::now();
-    let (pixels, prepared) = tokio::join!(driver.capture_pixels(), async {
+    let (frame, prepared) = tokio::join!(driver.capture_frame(), async {
         let layout = read_layout(refs).await?;
         let markup = Markup::prepare(registry, &options.markup, &layout).await?;
         Ok::<_, crate::error::Error>((layout, markup))
     });
-    let pixmap = pixels?;
+    let frame = frame?;
     let (mut layout, markup) = prepared?;
     if let Some(page_time) = driver.page_time().await {
         layout.virtual_time_ms = page_time;
     }
     let capture_ms = started.elapsed().as_secs_f64() * 1000.0;
+    // Decoding, drawing and encoding take their turn: frames that wait hold
+    // their PNG, not a decoded viewport.
+    let _turn = image_work_turn().await;
+    let pixmap = frame.decode()?;
     let (screenshot, timing) = compose(pixmap, &layout, markup, options, capture_ms).await?;
     Ok((screenshot, layout, timing))
 }

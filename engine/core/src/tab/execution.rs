@@ -600,19 +600,24 @@ impl FrameDriver {
     /// While the page stays frozen, the frame taken right after freezing is
     /// reused: a frozen page can't change, and re-drawing it would run rAF.
     pub async fn capture_pixels(&self) -> Result<Pixmap> {
+        self.capture_frame().await?.decode()
+    }
+
+    /// [`FrameDriver::capture_pixels`] without the decoding.
+    pub async fn capture_frame(&self) -> Result<Frame> {
         let frozen = self.is_frozen().await;
         if frozen && let Some(png) = self.frames.frozen_png() {
-            return decode_png(&png);
+            return Ok(Frame::Png(png));
         }
         let kind = self.frames.execution.lock().await.kind;
-        let captured = match kind {
+        let frame = match kind {
             DriverKind::Deterministic => self.begin_frame_capture().await?,
             DriverKind::Compositor | DriverKind::FreeRunning => self.compositor_capture().await?,
         };
-        if let Some(png) = captured.png {
-            self.frames.remember_frame(png, frozen);
+        if let Frame::Png(png) = &frame {
+            self.frames.remember_frame(png.clone(), frozen);
         }
-        Ok(captured.pixels)
+        Ok(frame)
     }
 
     /// The whole page, `viewport` giving its size and where it is
@@ -687,23 +692,20 @@ impl FrameDriver {
         }
     }
 
-    async fn begin_frame_capture(&self) -> Result<Captured> {
+    async fn begin_frame_capture(&self) -> Result<Frame> {
         let params = screenshot_frame();
         let response = self.begin_frame(params, Duration::from_secs(10)).await?;
         match &response.screenshot_data {
-            Some(data) => Captured::from_base64(AsRef::<str>::as_ref(data)),
+            Some(data) => Frame::from_base64(AsRef::<str>::as_ref(data)),
             // No damage since the last frame: the last frame is still the picture.
             None => match self.frames.last_png() {
-                Some(png) => Captured::from_png(png),
-                None => Ok(Captured {
-                    pixels: self.blank_viewport().await?,
-                    png: None,
-                }),
+                Some(png) => Ok(Frame::Png(png)),
+                None => Ok(Frame::Blank(self.blank_viewport().await?)),
             },
         }
     }
 
-    async fn compositor_capture(&self) -> Result<Captured> {
+    async fn compositor_capture(&self) -> Result<Frame> {
         let params = CaptureScreenshotParams {
             format: Some(CaptureScreenshotFormat::Png),
             optimize_for_speed: Some(true),
@@ -735,11 +737,11 @@ impl FrameDriver {
             bring_forward
         );
         match answer {
-            Ok(response) => Captured::from_base64(AsRef::<str>::as_ref(&response.result.data)),
+            Ok(response) => Frame::from_base64(AsRef::<str>::as_ref(&response.result.data)),
             Err(e) => match self.frames.last_png() {
                 Some(png) => {
                     tracing::warn!(tab = %self.session.tab_id(), "capture did not answer ({e}); answering with the last frame");
-                    Captured::from_png(png)
+                    Ok(Frame::Png(png))
                 }
                 None => Err(e),
             },
@@ -880,22 +882,24 @@ fn base64_png(data: &str) -> Result<Vec<u8>> {
         .map_err(|e| Error::internal(format!("screenshot data: {e}")))
 }
 
-/// A frame: its pixels, and the PNG they came from (what the tab keeps;
-/// none for a stand-in white frame).
-struct Captured {
-    pixels: Pixmap,
-    png: Option<Arc<Vec<u8>>>,
+/// A captured frame: the browser's PNG (what the tab keeps), or a white
+/// stand-in for a page that never drew. Decoded only when its pixels are
+/// wanted, so that frames waiting for their turn hold a PNG, not a bitmap.
+pub enum Frame {
+    Png(Arc<Vec<u8>>),
+    Blank(Pixmap),
 }
 
-impl Captured {
-    fn from_base64(data: &str) -> Result<Captured> {
-        Self::from_png(Arc::new(base64_png(data)?))
+impl Frame {
+    fn from_base64(data: &str) -> Result<Frame> {
+        Ok(Frame::Png(Arc::new(base64_png(data)?)))
     }
 
-    fn from_png(png: Arc<Vec<u8>>) -> Result<Captured> {
-        Ok(Captured {
-            pixels: decode_png(&png)?,
-            png: Some(png),
-        })
+    /// The frame's pixels.
+    pub fn decode(self) -> Result<Pixmap> {
+        match self {
+            Frame::Png(png) => decode_png(&png),
+            Frame::Blank(pixels) => Ok(pixels),
+        }
     }
 }
