@@ -27,6 +27,25 @@ pub(crate) fn busy_page() -> String {
     html
 }
 
+/// Starts an engine with the bench's options in a session folder of its
+/// own (`wabp-bench-<label>-<pid>` in the temp dir) and serves its API on a
+/// free port: the API's base URL, the engine, and the folder to remove.
+pub(crate) async fn start_engine(
+    label: &str,
+) -> anyhow::Result<(
+    String,
+    std::sync::Arc<wabp_core::Engine>,
+    std::path::PathBuf,
+)> {
+    let session = std::env::temp_dir().join(format!("wabp-bench-{label}-{}", std::process::id()));
+    let app = wabp::App::start(bench_options(session.clone())).await?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let api = format!("http://{}/api/v1", listener.local_addr()?);
+    let engine = app.engine.clone();
+    tokio::spawn(app.serve(listener));
+    Ok((api, engine, session))
+}
+
 /// Serves `router` on 127.0.0.1 (a port of its own); its `http://` base.
 pub(crate) async fn serve_site(router: axum::Router) -> anyhow::Result<String> {
     let site = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

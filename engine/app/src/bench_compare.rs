@@ -25,12 +25,7 @@ pub async fn run() -> anyhow::Result<()> {
             .route("/big", axum::routing::get(move || async move { Html(big) })),
     )
     .await?;
-    let session = std::env::temp_dir().join(format!("wabp-bench-compare-{}", std::process::id()));
-    let app = wabp::App::start(crate::bench_options(session.clone())).await?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let api = format!("http://{}/api/v1", listener.local_addr()?);
-    let engine = app.engine.clone();
-    tokio::spawn(app.serve(listener));
+    let (api, engine, session) = crate::start_engine("compare").await?;
     let http = reqwest::Client::new();
     let executable = engine.status().executable.unwrap_or_default();
     println!(

@@ -669,6 +669,22 @@ mod tests {
         p
     }
 
+    /// A solid box at (x, y), w by h, outlined 2 px wide when `stroke` is set.
+    fn boxed(x: f64, y: f64, w: f64, h: f64, stroke: Option<Color>, fill: Option<Color>) -> Shape {
+        Shape::Rect {
+            rect: Rect {
+                x,
+                y,
+                width: w,
+                height: h,
+            },
+            stroke,
+            stroke_width: 2.0,
+            fill,
+            dash: vec![],
+        }
+    }
+
     #[test]
     fn shapes_change_pixels_where_drawn_only() {
         let mut p = white(100, 100);
@@ -680,18 +696,7 @@ mod tests {
         };
         draw_shapes(
             &mut p,
-            &[Shape::Rect {
-                rect: Rect {
-                    x: 10.0,
-                    y: 10.0,
-                    width: 20.0,
-                    height: 20.0,
-                },
-                stroke: None,
-                stroke_width: 0.0,
-                fill: Some(red),
-                dash: vec![],
-            }],
+            &[boxed(10.0, 10.0, 20.0, 20.0, None, Some(red))],
             1.0,
         );
         let px = |x: u32, y: u32| p.pixel(x, y).unwrap();
@@ -771,18 +776,7 @@ mod tests {
         };
         draw_shapes(
             &mut p,
-            &[Shape::Rect {
-                rect: Rect {
-                    x: 10.0,
-                    y: 10.0,
-                    width: 30.0,
-                    height: 20.0,
-                },
-                stroke: Some(color),
-                stroke_width: 2.0,
-                fill: None,
-                dash: vec![],
-            }],
+            &[boxed(10.0, 10.0, 30.0, 20.0, Some(color), None)],
             1.0,
         );
         // Centred on the edge: rows and columns 9 and 10 (and 39, 40; 29, 30).
@@ -842,17 +836,16 @@ mod tests {
         let mut p = white(w, h);
         let color = |r, g, b, a| Color { r, g, b, a };
         let shapes: Vec<Shape> = (0..6)
-            .map(|i| Shape::Rect {
-                rect: Rect {
-                    x: 10.0 + 50.0 * f64::from(i),
-                    y: 20.0,
-                    width: 40.0,
-                    height: 30.0,
-                },
-                stroke: Some(color(220, 0, 0, 255)),
-                stroke_width: 2.0,
-                fill: Some(color(0, 160, 0, 50)),
-                dash: vec![],
+            .map(|i| {
+                let (stroke, fill) = (color(220, 0, 0, 255), color(0, 160, 0, 50));
+                boxed(
+                    10.0 + 50.0 * f64::from(i),
+                    20.0,
+                    40.0,
+                    30.0,
+                    Some(stroke),
+                    Some(fill),
+                )
             })
             .chain([Shape::Label {
                 x: 12.0,
