@@ -616,33 +616,40 @@ impl Markup {
 /// its markup: markup, cursor, crop, WebP. `capture_ms` is what the frame,
 /// the layout and the markup's shapes took (concurrently).
 pub async fn compose(
-    mut pixmap: Pixmap,
+    pixmap: Pixmap,
     layout: &PageLayout,
     markup: Markup,
     options: &CaptureOptions,
     capture_ms: f64,
 ) -> Result<(Screenshot, CaptureTiming)> {
-    let markup_started = Instant::now();
-    let scale = if layout.viewport.width > 0.0 {
-        pixmap.width() as f32 / layout.viewport.width as f32
-    } else {
-        1.0
-    };
-    draw_shapes(&mut pixmap, &markup.shapes, scale);
-    if let Some((x, y)) = options.cursor {
-        draw_cursor(&mut pixmap, x, y, scale);
-    }
-    if let Some(clip) = &options.clip {
-        pixmap = crop(&pixmap, clip, &layout.viewport, scale)?;
-    }
-    let markup_ms = markup_started.elapsed().as_secs_f64() * 1000.0;
-
-    let encode_started = Instant::now();
-    let (width, height) = (pixmap.width(), pixmap.height());
-    let data = tokio::task::spawn_blocking(move || encode_webp(&pixmap))
+    let viewport = layout.viewport.clone();
+    let (cursor, clip) = (options.cursor, options.clip);
+    // Drawing and encoding are CPU work: off the runtime's workers, which
+    // also run the tabs' event pumps.
+    let (data, width, height, markup_ms, encode_ms) =
+        tokio::task::spawn_blocking(move || -> Result<_> {
+            let mut pixmap = pixmap;
+            let markup_started = Instant::now();
+            let scale = if viewport.width > 0.0 {
+                pixmap.width() as f32 / viewport.width as f32
+            } else {
+                1.0
+            };
+            draw_shapes(&mut pixmap, &markup.shapes, scale);
+            if let Some((x, y)) = cursor {
+                draw_cursor(&mut pixmap, x, y, scale);
+            }
+            if let Some(clip) = &clip {
+                pixmap = crop(&pixmap, clip, &viewport, scale)?;
+            }
+            let markup_ms = markup_started.elapsed().as_secs_f64() * 1000.0;
+            let encode_started = Instant::now();
+            let data = encode_webp(&pixmap)?;
+            let encode_ms = encode_started.elapsed().as_secs_f64() * 1000.0;
+            Ok((data, pixmap.width(), pixmap.height(), markup_ms, encode_ms))
+        })
         .await
-        .map_err(|e| Error::internal(format!("encoder task: {e}")))??;
-    let encode_ms = encode_started.elapsed().as_secs_f64() * 1000.0;
+        .map_err(|e| Error::internal(format!("image task: {e}")))??;
     Ok((
         Screenshot {
             data: Arc::new(data),

@@ -135,7 +135,9 @@ pub async fn take_screenshot(
     // Decoding, drawing and encoding take their turn: frames that wait hold
     // their PNG, not a decoded viewport.
     let _turn = image_work_turn().await;
-    let pixmap = frame.decode()?;
+    let pixmap = tokio::task::spawn_blocking(move || frame.decode())
+        .await
+        .map_err(|e| crate::error::Error::internal(format!("decoder task: {e}")))??;
     let (screenshot, timing) = compose(pixmap, &layout, markup, options, capture_ms).await?;
     Ok((screenshot, layout, timing))
 }

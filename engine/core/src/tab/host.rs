@@ -76,7 +76,11 @@ impl crate::action::ActionTab for Tab {
         if self.pending_dialog().is_some() {
             return Ok(false);
         }
-        self.driver().mark().await
+        let marked = self.driver().mark().await;
+        // What the dispatch set off (a request its click started) is
+        // signalled before the first fast-forward, however late the pump runs.
+        self.catch_up().await;
+        marked
     }
     async fn capture(
         &self,
