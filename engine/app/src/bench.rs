@@ -77,6 +77,12 @@ pub(crate) fn bench_options(session: std::path::PathBuf) -> wabp::Options {
         _ => wabp_core::browser::LaunchMode::Auto,
     };
     options.headed = std::env::var_os("WABP_BENCH_HEADED").is_some();
+    // WABP_BENCH_CHROME_ARGS: more Chromium switches, space-separated.
+    if let Ok(args) = std::env::var("WABP_BENCH_CHROME_ARGS") {
+        options
+            .chrome_args
+            .extend(args.split_whitespace().map(str::to_string));
+    }
     // WABP_BENCH_NO_SITE_ISOLATION: headless-shell's deterministic driver.
     options.site_isolation = std::env::var_os("WABP_BENCH_NO_SITE_ISOLATION").is_none();
     options

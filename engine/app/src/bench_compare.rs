@@ -157,8 +157,12 @@ pub async fn run() -> anyhow::Result<()> {
          screenshot = PNG; fill = locator.fill; type = fill('') + pressSequentially; snapshot = ariaSnapshot)"
     );
     if std::env::var("WABP_BENCH_TABS").as_deref() != Ok("0") {
-        // The scale run has its tabs only (Playwright's has its pages only).
-        http.delete(format!("{api}/tabs/{tab}")).send().await?;
+        // The scale run has its tabs only, as Playwright's has its pages
+        // only: this run's tab and the one the engine starts with go.
+        let open: Vec<Value> = http.get(format!("{api}/tabs")).send().await?.json().await?;
+        for id in open.iter().filter_map(|t| t["id"].as_str()) {
+            http.delete(format!("{api}/tabs/{id}")).send().await?;
+        }
         scale(&api, &base, &executable).await?;
     }
     engine.shutdown(std::time::Duration::from_secs(5)).await;
@@ -191,12 +195,13 @@ fn scale_size() -> (usize, usize) {
 }
 
 /// The resident memory of process `root` and all its descendants, in MB
-/// (RSS summed: shared pages count once per process, the same for both).
-fn tree_rss_mb(root: u32) -> f64 {
+/// (RSS summed: shared pages count once per process, the same for both),
+/// with the share of each kind of process.
+fn tree_rss_mb(root: u32) -> TreeMemory {
     let mut parent = std::collections::HashMap::new();
     let mut rss = std::collections::HashMap::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0.0;
+        return TreeMemory::default();
     };
     for entry in entries.flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -230,12 +235,67 @@ fn tree_rss_mb(root: u32) -> f64 {
         }
         false
     };
-    let pages: u64 = rss
-        .iter()
-        .filter(|(pid, _)| in_tree(**pid))
-        .map(|(_, pages)| *pages)
-        .sum();
-    pages as f64 * 4096.0 / 1_048_576.0
+    let mut memory = TreeMemory::default();
+    for (&pid, &pages) in rss.iter().filter(|(pid, _)| in_tree(**pid)) {
+        let mb = pages as f64 * 4096.0 / 1_048_576.0;
+        memory.total_mb += mb;
+        let kind = if pid == root {
+            "driver".to_string()
+        } else {
+            process_kind(pid)
+        };
+        let entry = memory.by_kind.entry(kind).or_default();
+        entry.0 += 1;
+        entry.1 += mb;
+    }
+    memory
+}
+
+/// One reading of a process tree's memory.
+#[derive(Default, Clone)]
+struct TreeMemory {
+    total_mb: f64,
+    /// Chromium's `--type` of each process ("browser" without one, "driver"
+    /// for the root): how many, and their RSS summed.
+    by_kind: std::collections::BTreeMap<String, (usize, f64)>,
+}
+
+impl std::fmt::Display for TreeMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .by_kind
+            .iter()
+            .map(|(kind, (count, mb))| {
+                format!("{kind} {count} x {:.0} = {mb:.0}", mb / *count as f64)
+            })
+            .collect();
+        write!(f, "{}", parts.join(", "))
+    }
+}
+
+/// Chromium's process type from its command line (`--type=renderer`), or
+/// the process's name for anything else.
+fn process_kind(pid: u32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    // Chromium rewrites its children's titles into one string with spaces.
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0 || *b == b' ')
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    if let Some(t) = args.iter().find_map(|a| a.strip_prefix("--type=")) {
+        let sub = args
+            .iter()
+            .find_map(|a| a.strip_prefix("--utility-sub-type="))
+            .map(|s| format!("({})", s.rsplit('.').next().unwrap_or(s)))
+            .unwrap_or_default();
+        return format!("{t}{sub}");
+    }
+    let name = args.first().map(String::as_str).unwrap_or("");
+    if name.contains("chrom") {
+        "browser".into()
+    } else {
+        name.rsplit('/').next().unwrap_or("other").to_string()
+    }
 }
 
 /// CPU time in clock ticks: the machine's busy time (all cores) from
@@ -275,6 +335,8 @@ fn process_ticks(pid: u32) -> Option<u64> {
 /// the machine's (the browser, mostly), in ms.
 struct RunCost {
     peak_rss_mb: f64,
+    /// The peak's processes by kind.
+    peak_by_kind: String,
     /// The driving process's own peak.
     driver_peak_rss_mb: f64,
     driver_cpu_ms: f64,
@@ -308,15 +370,16 @@ fn sample_peak(
         let busy_at_start = busy_ticks();
         let root_at_start = process_ticks(root).unwrap_or(0);
         let mut root_last = root_at_start;
-        let mut peak: f64 = 0.0;
+        let mut peak = TreeMemory::default();
         let mut driver_peak: f64 = 0.0;
         loop {
             driver_peak = driver_peak.max(process_rss_mb(root).unwrap_or(0.0));
-            peak = peak.max(
-                tokio::task::spawn_blocking(move || tree_rss_mb(root))
-                    .await
-                    .unwrap_or(0.0),
-            );
+            let now = tokio::task::spawn_blocking(move || tree_rss_mb(root))
+                .await
+                .unwrap_or_default();
+            if now.total_mb > peak.total_mb {
+                peak = now;
+            }
             // A child that has exited keeps its last reading.
             root_last = process_ticks(root).unwrap_or(root_last);
             tokio::select! {
@@ -327,7 +390,8 @@ fn sample_peak(
         let busy = busy_ticks().saturating_sub(busy_at_start) as f64 * tick_ms;
         let driver = root_last.saturating_sub(root_at_start) as f64 * tick_ms;
         RunCost {
-            peak_rss_mb: peak,
+            peak_rss_mb: peak.total_mb,
+            peak_by_kind: peak.to_string(),
             driver_peak_rss_mb: driver_peak,
             driver_cpu_ms: driver,
             other_cpu_ms: (busy - driver).max(0.0),
@@ -403,6 +467,7 @@ pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Re
         cost.peak_rss_mb
     );
     println!("              {}", cost.per_action(done));
+    println!("              at the peak: {}", cost.peak_by_kind);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench/scale.mjs");
     if !script
         .with_file_name("node_modules")
@@ -442,6 +507,7 @@ pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Re
                 "              {} (with its start)",
                 cost.per_action(tabs * clicks)
             );
+            println!("              at the peak: {}", cost.peak_by_kind);
         }
         Err(_) => println!(
             "  Playwright failed: {}",

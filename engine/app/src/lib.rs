@@ -93,6 +93,8 @@ pub struct Options {
     pub pause: bool,
     /// Cross-site frames in renderers of their own (on by default; `--no-site-isolation` turns it off).
     pub site_isolation: bool,
+    /// More Chromium switches, after the engine's own (`--chrome-arg`).
+    pub chrome_args: Vec<String>,
     /// Bounds on per-user (`userId`) sessions.
     pub user_limits: wabp_core::users::UserLimits,
     /// Web origins allowed to call the engine besides its own (`--allow-origin`).
@@ -125,6 +127,7 @@ impl Options {
             history_max_mb: 4096,
             pause: true,
             site_isolation: true,
+            chrome_args: Vec::new(),
             user_limits: Default::default(),
             allowed_origins: Vec::new(),
             extra_schemes: Vec::new(),
@@ -230,6 +233,7 @@ impl App {
                     viewport_height: options.viewport.1,
                     user_data_dir: options.session_dir.join("profile"),
                     site_isolation: options.site_isolation,
+                    extra_args: options.chrome_args.clone(),
                     ..BrowserOptions::default()
                 },
                 session_dir: options.session_dir.clone(),

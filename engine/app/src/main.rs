@@ -152,6 +152,10 @@ struct ServeArgs {
     /// driver, which Chromium does not allow with site isolation.
     #[arg(long)]
     no_site_isolation: bool,
+    /// One more Chromium switch (repeatable), e.g. `--chrome-arg=--lang=de`;
+    /// it comes after the engine's own, so it wins where they clash.
+    #[arg(long = "chrome-arg", value_name = "SWITCH", allow_hyphen_values = true)]
+    chrome_arg: Vec<String>,
     /// Viewport size, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = parse_viewport)]
     viewport: (u32, u32),
@@ -281,6 +285,7 @@ fn engine_options(args: ServeArgs) -> anyhow::Result<(Options, bool)> {
         history_max_mb: args.history_max_mb,
         pause: !args.no_pause,
         site_isolation: !args.no_site_isolation,
+        chrome_args: args.chrome_arg,
         user_limits: wabp_core::users::UserLimits {
             max_sessions: args.max_sessions.max(1),
             max_tabs_per_session: args.max_tabs_per_session.max(1),

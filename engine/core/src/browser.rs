@@ -133,6 +133,128 @@ fn is_executable(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The switches chromiumoxide passes by default (from Puppeteer's list):
+/// the engine passes them itself, with its own, in one merged list.
+const CHROMIUM_DEFAULTS: &[&str] = &[
+    "disable-background-networking",
+    "enable-features=NetworkService,NetworkServiceInProcess",
+    "disable-background-timer-throttling",
+    "disable-backgrounding-occluded-windows",
+    "disable-breakpad",
+    "disable-client-side-phishing-detection",
+    "disable-component-extensions-with-background-pages",
+    "disable-default-apps",
+    "disable-dev-shm-usage",
+    "disable-features=TranslateUI",
+    "disable-hang-monitor",
+    "disable-ipc-flooding-protection",
+    "disable-popup-blocking",
+    "disable-prompt-on-repost",
+    "disable-renderer-backgrounding",
+    "disable-sync",
+    "force-color-profile=srgb",
+    "metrics-recording-only",
+    "no-first-run",
+    "enable-automation",
+    "password-store=basic",
+    "use-mock-keychain",
+    "enable-blink-features=IdleDetection",
+    "lang=en_US",
+];
+
+/// Switches whose values are lists that several sources add to.
+const LIST_SWITCHES: &[&str] = &[
+    "enable-features",
+    "disable-features",
+    "enable-blink-features",
+    "disable-blink-features",
+];
+
+/// Every switch a launched Chromium gets (besides chromiumoxide's own:
+/// port, profile, window size, headless, sandbox), once each: the defaults,
+/// the engine's, then the caller's `extra_args`. A later value replaces an
+/// earlier one, except for feature lists, which are merged (Chromium reads
+/// only the last `--disable-features` it is given).
+pub fn launch_switches(
+    options: &BrowserOptions,
+    begin_frame_control: bool,
+) -> Vec<(String, Option<String>)> {
+    let mut ours: Vec<&str> = vec![
+        "disable-gpu",
+        "disable-quic",
+        "disable-component-update",
+        // Chromium fetches these from Google at start and on a timer.
+        "disable-features=Translate,OptimizationHints,MediaRouter",
+        // A renderer per tab as far as it goes: Chromium's default limit
+        // (from memory size) makes tabs share one past a handful, and a
+        // page that spins then freezes its neighbours.
+        "renderer-process-limit=64",
+        // A key's scroll lands at once, not over frames a frozen page
+        // never draws.
+        "disable-smooth-scrolling",
+        // Site isolation keeps a spare renderer started for the next tab or
+        // cross-site navigation: a hundred MB for a few ms once in a while.
+        "disable-features=SpareRendererForSitePerProcess",
+    ];
+    if options.site_isolation {
+        // headless-shell isolates nothing unless told to.
+        ours.push("site-per-process");
+    } else {
+        // Cross-site iframes stay in the page's renderer, so snapshots, refs
+        // and begin-frames reach them in one session (no out-of-process
+        // frames).
+        ours.extend([
+            "disable-features=IsolateOrigins,site-per-process",
+            "disable-site-isolation-trials",
+        ]);
+    }
+    if begin_frame_control {
+        ours.extend([
+            "run-all-compositor-stages-before-draw",
+            "disable-new-content-rendering-timeout",
+            "disable-threaded-animation",
+            "disable-checker-imaging",
+        ]);
+    } else if options.begin_frame_control && !options.headed {
+        // The compositor driver's pages are frozen between actions and ask
+        // for no frames then; a capture waits for a fresh frame, which
+        // without the 60 Hz limit comes sooner (about 5 ms a capture,
+        // `wabp-bench`). Not with `--no-pause`, where an animated page
+        // would draw flat out.
+        ours.extend(["disable-gpu-vsync", "disable-frame-rate-limit"]);
+    }
+    let mut switches: Vec<(String, Option<String>)> = Vec::new();
+    let given = CHROMIUM_DEFAULTS
+        .iter()
+        .copied()
+        .chain(ours)
+        .chain(options.extra_args.iter().map(String::as_str));
+    for switch in given {
+        let switch = switch.trim().trim_start_matches('-');
+        let (key, value) = match switch.split_once('=') {
+            Some((key, value)) => (key, Some(value)),
+            None => (switch, None),
+        };
+        if key.is_empty() {
+            continue;
+        }
+        let value = value.map(str::to_string);
+        match switches.iter_mut().find(|(k, _)| k == key) {
+            Some((_, Some(old))) if LIST_SWITCHES.contains(&key) => {
+                for item in value.iter().flat_map(|v| v.split(',')) {
+                    if !item.is_empty() && !old.split(',').any(|o| o == item) {
+                        old.push(',');
+                        old.push_str(item);
+                    }
+                }
+            }
+            Some((_, old)) => *old = value,
+            None => switches.push((key.to_string(), value)),
+        }
+    }
+    switches
+}
+
 /// Chromium outlives a parent that dies without shutting it down (SIGKILL, a
 /// test binary's exit): a small watcher process ends it when the engine's
 /// process is gone. Its children (renderers, GPU) follow their browser.
@@ -247,53 +369,6 @@ impl BrowserProcess {
                 std::fs::create_dir_all(&options.user_data_dir).map_err(|e| {
                     Error::new(ErrorCode::BrowserInitFailed, format!("user data dir: {e}"))
                 })?;
-                let builder = BrowserConfig::builder()
-                    .chrome_executable(&executable)
-                    .user_data_dir(&options.user_data_dir)
-                    .viewport(viewport)
-                    .window_size(options.viewport_width, options.viewport_height)
-                    .request_timeout(options.request_timeout)
-                    .launch_timeout(Duration::from_secs(20))
-                    // Chromium floods a closed network with background requests without these.
-                    .args([
-                        "disable-gpu",
-                        "disable-quic",
-                        "no-first-run",
-                        "disable-background-networking",
-                        "disable-component-update",
-                        "disable-sync",
-                        // A renderer per tab as far as it goes: Chromium's
-                        // default limit (from memory size) makes tabs share
-                        // one past a handful, and a page that spins then
-                        // freezes its neighbours.
-                        "renderer-process-limit=64",
-                        // A key's scroll lands at once, not over frames a
-                        // frozen page never draws.
-                        "disable-smooth-scrolling",
-                    ])
-                    .args(if options.site_isolation {
-                        // headless-shell isolates nothing unless told to.
-                        &[
-                            "disable-features=Translate,OptimizationHints,MediaRouter",
-                            "site-per-process",
-                        ][..]
-                    } else {
-                        // Cross-site iframes stay in the page's renderer,
-                        // so snapshots, refs and begin-frames reach them in
-                        // one session (no out-of-process frames).
-                        &[
-                            "disable-features=Translate,OptimizationHints,MediaRouter,IsolateOrigins,site-per-process",
-                            "disable-site-isolation-trials",
-                        ][..]
-                    }
-                    .iter()
-                    .copied())
-                    .args(options.extra_args.iter().map(String::as_str));
-                // Chromium's sandbox refuses root, and needs user namespaces.
-                let mut builder = match &sandbox_off {
-                    Some(_) => builder.no_sandbox(),
-                    None => builder,
-                };
                 // Only headless-shell implements HeadlessExperimental.beginFrame;
                 // it needs every compositor stage run before a frame is drawn.
                 let is_headless_shell = executable
@@ -303,27 +378,32 @@ impl BrowserProcess {
                 // site isolation ("Frame control is not compatible with
                 // --site-per-process"), and out-of-process frames then stall
                 // its begin-frames: isolated, it runs the compositor driver.
-                if options.begin_frame_control
+                begin_frame_control = options.begin_frame_control
                     && is_headless_shell
                     && !options.headed
-                    && !options.site_isolation
-                {
-                    begin_frame_control = true;
-                    builder = builder.args([
-                        "run-all-compositor-stages-before-draw",
-                        "disable-new-content-rendering-timeout",
-                        "disable-threaded-animation",
-                        "disable-checker-imaging",
-                    ]);
-                }
-                // The compositor driver's pages are frozen between actions
-                // and ask for no frames then; a capture waits for a fresh
-                // frame, which without the 60 Hz limit comes sooner (about
-                // 5 ms a capture, `wabp-bench`). Not with `--no-pause`, where
-                // an animated page would draw flat out.
-                if !begin_frame_control && options.begin_frame_control && !options.headed {
-                    builder = builder.args(["disable-gpu-vsync", "disable-frame-rate-limit"]);
-                }
+                    && !options.site_isolation;
+                let switches = launch_switches(&options, begin_frame_control);
+                let builder = BrowserConfig::builder()
+                    .chrome_executable(&executable)
+                    .user_data_dir(&options.user_data_dir)
+                    .viewport(viewport)
+                    .window_size(options.viewport_width, options.viewport_height)
+                    .request_timeout(options.request_timeout)
+                    .launch_timeout(Duration::from_secs(20))
+                    // Ours replace chromiumoxide's defaults (kept in
+                    // CHROMIUM_DEFAULTS): it keeps switches in a hash map, so
+                    // two `--disable-features` came out in a random order and
+                    // either one won.
+                    .disable_default_args()
+                    .args(switches.iter().map(|(key, value)| match value {
+                        Some(value) => format!("{key}={value}"),
+                        None => key.clone(),
+                    }));
+                // Chromium's sandbox refuses root, and needs user namespaces.
+                let mut builder = match &sandbox_off {
+                    Some(_) => builder.no_sandbox(),
+                    None => builder,
+                };
                 if let Some(port) = options.cdp_port {
                     builder = builder.port(port);
                 }
@@ -445,6 +525,75 @@ impl BrowserProcess {
 
 #[cfg(test)]
 mod tests {
+
+    fn switch<'a>(switches: &'a [(String, Option<String>)], key: &str) -> Option<&'a str> {
+        switches
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_deref().unwrap_or(""))
+    }
+
+    #[test]
+    fn launch_switches_merge_feature_lists_and_let_the_caller_win() {
+        let options = BrowserOptions {
+            site_isolation: false,
+            extra_args: vec![
+                "--disable-features=PaintHolding,Translate".into(),
+                "--lang=de".into(),
+                "--js-flags=--max-old-space-size=64".into(),
+                "-- ".into(),
+            ],
+            ..BrowserOptions::default()
+        };
+        let switches = launch_switches(&options, false);
+        // Once each, whoever gave them.
+        let mut keys: Vec<&str> = switches.iter().map(|(k, _)| k.as_str()).collect();
+        let count = keys.len();
+        keys.dedup();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), count, "{switches:?}");
+        assert_eq!(
+            switch(&switches, "disable-features"),
+            Some(
+                "TranslateUI,Translate,OptimizationHints,MediaRouter,\
+                 SpareRendererForSitePerProcess,IsolateOrigins,site-per-process,PaintHolding"
+            )
+        );
+        assert_eq!(switch(&switches, "lang"), Some("de"));
+        // Only the first `=` splits: the value keeps its own.
+        assert_eq!(
+            switch(&switches, "js-flags"),
+            Some("--max-old-space-size=64")
+        );
+        assert_eq!(switch(&switches, "disable-site-isolation-trials"), Some(""));
+        assert_eq!(switch(&switches, "site-per-process"), None);
+        assert_eq!(switch(&switches, "disable-gpu-vsync"), Some(""));
+        assert!(!keys.contains(&""), "{keys:?}");
+    }
+
+    #[test]
+    fn launch_switches_follow_isolation_and_the_frame_driver() {
+        let isolated = launch_switches(&BrowserOptions::default(), false);
+        assert_eq!(switch(&isolated, "site-per-process"), Some(""));
+        assert!(
+            !switch(&isolated, "disable-features")
+                .unwrap()
+                .contains("IsolateOrigins")
+        );
+        let deterministic = launch_switches(
+            &BrowserOptions {
+                site_isolation: false,
+                ..BrowserOptions::default()
+            },
+            true,
+        );
+        assert_eq!(
+            switch(&deterministic, "run-all-compositor-stages-before-draw"),
+            Some("")
+        );
+        assert_eq!(switch(&deterministic, "disable-gpu-vsync"), None);
+    }
     use super::*;
 
     #[tokio::test]
