@@ -77,6 +77,8 @@ pub(crate) fn bench_options(session: std::path::PathBuf) -> wabp::Options {
         _ => wabp_core::browser::LaunchMode::Auto,
     };
     options.headed = std::env::var_os("WABP_BENCH_HEADED").is_some();
+    // WABP_BENCH_NO_PAUSE: pages run freely between actions.
+    options.pause = std::env::var_os("WABP_BENCH_NO_PAUSE").is_none();
     // WABP_BENCH_CHROME_ARGS: more Chromium switches, space-separated.
     if let Ok(args) = std::env::var("WABP_BENCH_CHROME_ARGS") {
         options

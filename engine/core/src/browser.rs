@@ -215,14 +215,14 @@ pub fn launch_switches(
             "disable-threaded-animation",
             "disable-checker-imaging",
         ]);
-    } else if options.begin_frame_control && !options.headed {
-        // The compositor driver's pages are frozen between actions and ask
-        // for no frames then; a capture waits for a fresh frame, which
-        // without the 60 Hz limit comes sooner (about 5 ms a capture,
-        // `wabp-bench`). Not with `--no-pause`, where an animated page
-        // would draw flat out.
-        ours.extend(["disable-gpu-vsync", "disable-frame-rate-limit"]);
     }
+    // No `--disable-frame-rate-limit` / `--disable-gpu-vsync`: unthrottled,
+    // a frozen page's capture got its frame 15 ms sooner, but a loading page
+    // drew flat out: a navigation took 20-30 ms longer and twice the browser
+    // CPU (GPU process 37 against 8 ms). `--enable-features=
+    // CDPScreenshotNewSurface` (captures on a surface of their own) won the
+    // 15 ms back on one tab but cost 180 MB and a fifth of the throughput
+    // at 50 tabs (BENCHMARKS.md).
     let mut switches: Vec<(String, Option<String>)> = Vec::new();
     let given = CHROMIUM_DEFAULTS
         .iter()
@@ -568,7 +568,10 @@ mod tests {
         );
         assert_eq!(switch(&switches, "disable-site-isolation-trials"), Some(""));
         assert_eq!(switch(&switches, "site-per-process"), None);
-        assert_eq!(switch(&switches, "disable-gpu-vsync"), Some(""));
+        assert_eq!(
+            switch(&switches, "enable-features"),
+            Some("NetworkService,NetworkServiceInProcess")
+        );
         assert!(!keys.contains(&""), "{keys:?}");
     }
 
@@ -592,7 +595,10 @@ mod tests {
             switch(&deterministic, "run-all-compositor-stages-before-draw"),
             Some("")
         );
-        assert_eq!(switch(&deterministic, "disable-gpu-vsync"), None);
+        assert_eq!(
+            switch(&isolated, "run-all-compositor-stages-before-draw"),
+            None
+        );
     }
     use super::*;
 
