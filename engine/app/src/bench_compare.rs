@@ -239,6 +239,7 @@ fn tree_rss_mb(root: u32) -> TreeMemory {
     for (&pid, &pages) in rss.iter().filter(|(pid, _)| in_tree(**pid)) {
         let mb = pages as f64 * 4096.0 / 1_048_576.0;
         memory.total_mb += mb;
+        memory.total_pss_mb += proportional_mb(pid);
         let kind = if pid == root {
             "driver".to_string()
         } else {
@@ -255,6 +256,9 @@ fn tree_rss_mb(root: u32) -> TreeMemory {
 #[derive(Default, Clone)]
 struct TreeMemory {
     total_mb: f64,
+    /// PSS summed: each shared page split among the processes that map it
+    /// (Chromium's code is most of a renderer's RSS and is shared).
+    total_pss_mb: f64,
     /// Chromium's `--type` of each process ("browser" without one, "driver"
     /// for the root): how many, and their RSS summed.
     by_kind: std::collections::BTreeMap<String, (usize, f64)>,
@@ -271,6 +275,20 @@ impl std::fmt::Display for TreeMemory {
             .collect();
         write!(f, "{}", parts.join(", "))
     }
+}
+
+/// A process's proportional set size (`Pss` of `/proc/<pid>/smaps_rollup`),
+/// in MB; 0 when it can't be read.
+fn proportional_mb(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .ok()
+        .and_then(|rollup| {
+            rollup.lines().find_map(|line| {
+                let kb = line.strip_prefix("Pss:")?.trim().strip_suffix("kB")?;
+                kb.trim().parse::<f64>().ok()
+            })
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
 }
 
 /// Chromium's process type from its command line (`--type=renderer`), or
@@ -291,10 +309,11 @@ fn process_kind(pid: u32) -> String {
         return format!("{t}{sub}");
     }
     let name = args.first().map(String::as_str).unwrap_or("");
-    if name.contains("chrom") {
-        "browser".into()
-    } else {
-        name.rsplit('/').next().unwrap_or("other").to_string()
+    match name.rsplit('/').next() {
+        _ if name.contains("chrom") => "browser".into(),
+        // A process gone between listing and reading.
+        None | Some("") => "other".into(),
+        Some(base) => base.to_string(),
     }
 }
 
@@ -335,6 +354,7 @@ fn process_ticks(pid: u32) -> Option<u64> {
 /// the machine's (the browser, mostly), in ms.
 struct RunCost {
     peak_rss_mb: f64,
+    peak_pss_mb: f64,
     /// The peak's processes by kind.
     peak_by_kind: String,
     /// The driving process's own peak.
@@ -371,12 +391,14 @@ fn sample_peak(
         let root_at_start = process_ticks(root).unwrap_or(0);
         let mut root_last = root_at_start;
         let mut peak = TreeMemory::default();
+        let mut peak_pss: f64 = 0.0;
         let mut driver_peak: f64 = 0.0;
         loop {
             driver_peak = driver_peak.max(process_rss_mb(root).unwrap_or(0.0));
             let now = tokio::task::spawn_blocking(move || tree_rss_mb(root))
                 .await
                 .unwrap_or_default();
+            peak_pss = peak_pss.max(now.total_pss_mb);
             if now.total_mb > peak.total_mb {
                 peak = now;
             }
@@ -391,6 +413,7 @@ fn sample_peak(
         let driver = root_last.saturating_sub(root_at_start) as f64 * tick_ms;
         RunCost {
             peak_rss_mb: peak.total_mb,
+            peak_pss_mb: peak_pss,
             peak_by_kind: peak.to_string(),
             driver_peak_rss_mb: driver_peak,
             driver_cpu_ms: driver,
@@ -467,7 +490,10 @@ pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Re
         cost.peak_rss_mb
     );
     println!("              {}", cost.per_action(done));
-    println!("              at the peak: {}", cost.peak_by_kind);
+    println!(
+        "              peak PSS {:.0} MB; at the RSS peak: {}",
+        cost.peak_pss_mb, cost.peak_by_kind
+    );
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench/scale.mjs");
     if !script
         .with_file_name("node_modules")
@@ -507,7 +533,10 @@ pub(crate) async fn scale(api: &str, base: &str, executable: &str) -> anyhow::Re
                 "              {} (with its start)",
                 cost.per_action(tabs * clicks)
             );
-            println!("              at the peak: {}", cost.peak_by_kind);
+            println!(
+                "              peak PSS {:.0} MB; at the RSS peak: {}",
+                cost.peak_pss_mb, cost.peak_by_kind
+            );
         }
         Err(_) => println!(
             "  Playwright failed: {}",
