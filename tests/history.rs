@@ -399,7 +399,9 @@ fn network_calls_are_captured_tagged_queried_and_exported() {
             post_entry["request"]["postData"]["text"],
             "{\"user\":\"ada\"}"
         );
-        assert!(post_entry["response"]["status"].as_u64().unwrap() == 200);
+        // The whole entry on failure: once in a few clean runs the POST the
+        // click started was saved without its response (cause not pinned).
+        assert_eq!(post_entry["response"]["status"], 200, "{post_entry}");
         assert!(
             entries
                 .iter()
