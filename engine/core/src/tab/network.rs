@@ -24,6 +24,10 @@ pub struct NetworkCapture {
     /// Interception labels of requests paused before the capture saw them
     /// leave, by network request id.
     intercepted_early: Mutex<std::collections::HashMap<String, String>>,
+    /// Responses read before their request, by network request id: the pump
+    /// reads each kind of event from a stream of its own, and the browser's
+    /// order between kinds is not kept.
+    responses_early: Mutex<std::collections::HashMap<String, EventResponseReceived>>,
 }
 
 impl NetworkCapture {
@@ -97,6 +101,14 @@ impl NetworkCapture {
             request_id: e.request_id.inner().clone(),
             mime_type: String::new(),
         });
+        let early = self
+            .responses_early
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(e.request_id.inner());
+        if let (Some(response), Some(call)) = (early, buffer.by_request(e.request_id.inner())) {
+            apply_response(call, &response);
+        }
     }
 
     /// An interception rule answered the request `request_id` (its network
@@ -119,11 +131,18 @@ impl NetworkCapture {
 
     pub fn response_received(&self, e: &EventResponseReceived) {
         if let Some(call) = self.buffer().by_request(e.request_id.inner()) {
-            call.status = u16::try_from(e.response.status).ok();
-            call.response_headers =
-                header_map(&serde_json::to_value(&e.response.headers).unwrap_or_default());
-            call.mime_type = e.response.mime_type.clone();
+            apply_response(call, e);
+            return;
         }
+        let mut early = self
+            .responses_early
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // Bounded: a response whose request never shows is dropped.
+        if early.len() > 1000 {
+            early.clear();
+        }
+        early.insert(e.request_id.inner().clone(), e.clone());
     }
 
     /// A call finished. True when its body is text worth keeping: fetch it,
@@ -193,6 +212,13 @@ impl NetworkCapture {
     }
 }
 
+fn apply_response(call: &mut NetworkCall, e: &EventResponseReceived) {
+    call.status = u16::try_from(e.response.status).ok();
+    call.response_headers =
+        header_map(&serde_json::to_value(&e.response.headers).unwrap_or_default());
+    call.mime_type = e.response.mime_type.clone();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +248,52 @@ mod tests {
             request_id: request_id.into(),
             mime_type: mime.into(),
         });
+    }
+
+    #[test]
+    fn a_response_read_before_its_request_is_kept_for_it() {
+        let capture = NetworkCapture::default();
+        let response: EventResponseReceived = serde_json::from_value(serde_json::json!({
+            "requestId": "r9", "loaderId": "l", "timestamp": 1.0, "type": "Fetch",
+            "hasExtraInfo": false,
+            "response": {
+                "url": "http://x/api", "status": 201, "statusText": "Created",
+                "headers": { "content-type": "application/json" },
+                "mimeType": "application/json", "charset": "",
+                "connectionReused": false, "connectionId": 1.0,
+                "encodedDataLength": 10.0, "securityState": "neutral"
+            }
+        }))
+        .unwrap();
+        let request: EventRequestWillBeSent = serde_json::from_value(serde_json::json!({
+            "requestId": "r9", "loaderId": "l", "documentURL": "http://x/",
+            "timestamp": 0.5, "wallTime": 0.5, "type": "Fetch",
+            "initiator": { "type": "script" },
+            "redirectHasExtraInfo": false,
+            "request": {
+                "url": "http://x/api", "method": "POST", "headers": {},
+                "initialPriority": "High", "referrerPolicy": "no-referrer"
+            }
+        }))
+        .unwrap();
+        capture.response_received(&response);
+        assert!(capture.calls().is_empty());
+        capture.request_started("t", &request);
+        let calls = capture.calls();
+        assert_eq!(calls[0].status, Some(201));
+        assert_eq!(calls[0].mime_type, "application/json");
+        assert_eq!(
+            calls[0].response_headers["content-type"],
+            "application/json"
+        );
+        // In order, as before.
+        let mut second = response.clone();
+        second.request_id = "r10".to_string().into();
+        let mut request = request;
+        request.request_id = "r10".to_string().into();
+        capture.request_started("t", &request);
+        capture.response_received(&second);
+        assert_eq!(capture.calls()[1].status, Some(201));
     }
 
     #[tokio::test]
