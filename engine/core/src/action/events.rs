@@ -195,6 +195,10 @@ const LONG_LIVED: [&str; 5] = [
 #[derive(Default)]
 struct InFlight {
     requests: std::collections::HashSet<String>,
+    /// Requests whose end was read before their start: the pump reads each
+    /// kind of event from a stream of its own, and the browser's order
+    /// between kinds is not kept.
+    ended_early: std::collections::HashSet<String>,
     navigating: bool,
     /// A main-frame document committed during the action.
     committed: bool,
@@ -210,10 +214,14 @@ impl InFlight {
                     .iter()
                     .any(|t| t.eq_ignore_ascii_case(&info.resource_type)) =>
             {
-                self.requests.insert(info.id.clone());
+                if !self.ended_early.remove(&info.id) {
+                    self.requests.insert(info.id.clone());
+                }
             }
             TabSignal::Wait(WaitSignal::RequestFinished(id)) => {
-                self.requests.remove(id);
+                if !self.requests.remove(id) && self.ended_early.len() < 1000 {
+                    self.ended_early.insert(id.clone());
+                }
             }
             TabSignal::Wait(WaitSignal::NavigationStarted(_)) => self.navigating = true,
             // The new document parses and runs its scripts on the wall
@@ -533,6 +541,26 @@ mod in_flight_tests {
         assert!(!in_flight.quiet(), "parsed, its frames still loading");
         in_flight.observe(&wait(WaitSignal::Load));
         assert!(in_flight.quiet(), "loaded");
+    }
+
+    #[test]
+    fn a_request_whose_end_is_read_first_is_not_left_in_flight() {
+        let started = |id: &str| {
+            wait(WaitSignal::RequestStarted(crate::plugin::RequestInfo {
+                id: id.into(),
+                url: "http://x/api".into(),
+                resource_type: "Fetch".into(),
+                same_site: true,
+            }))
+        };
+        let mut in_flight = InFlight::default();
+        in_flight.observe(&wait(WaitSignal::RequestFinished("r1".into())));
+        in_flight.observe(&started("r1"));
+        assert!(in_flight.quiet(), "ended before it was seen to start");
+        in_flight.observe(&started("r2"));
+        assert!(!in_flight.quiet());
+        in_flight.observe(&wait(WaitSignal::RequestFinished("r2".into())));
+        assert!(in_flight.quiet());
     }
 
     #[test]
