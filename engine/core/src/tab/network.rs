@@ -118,15 +118,7 @@ impl NetworkCapture {
             call.intercepted_by = Some(label);
             return;
         }
-        let mut early = self
-            .intercepted_early
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        // Bounded: a label whose request never shows is dropped.
-        if early.len() > 1000 {
-            early.clear();
-        }
-        early.insert(request_id.to_string(), label);
+        keep_early(&self.intercepted_early, request_id, label);
     }
 
     pub fn response_received(&self, e: &EventResponseReceived) {
@@ -134,15 +126,7 @@ impl NetworkCapture {
             apply_response(call, e);
             return;
         }
-        let mut early = self
-            .responses_early
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        // Bounded: a response whose request never shows is dropped.
-        if early.len() > 1000 {
-            early.clear();
-        }
-        early.insert(e.request_id.inner().clone(), e.clone());
+        keep_early(&self.responses_early, e.request_id.inner(), e.clone());
     }
 
     /// A call finished. True when its body is text worth keeping: fetch it,
@@ -210,6 +194,16 @@ impl NetworkCapture {
     pub fn dropped(&self) -> u64 {
         self.buffer().dropped
     }
+}
+
+/// Keeps what came for request `id` before the request itself showed.
+/// Bounded: what belongs to a request that never shows is dropped.
+fn keep_early<T>(early: &Mutex<std::collections::HashMap<String, T>>, id: &str, value: T) {
+    let mut early = early.lock().unwrap_or_else(|e| e.into_inner());
+    if early.len() > 1000 {
+        early.clear();
+    }
+    early.insert(id.to_string(), value);
 }
 
 fn apply_response(call: &mut NetworkCall, e: &EventResponseReceived) {
