@@ -64,7 +64,7 @@ use crate::plugin::{
     RequestInfo, Target, ViewportInfo, WaitSignal,
 };
 use frames::DriverKind;
-use network::NetworkCapture;
+use network::{BodyFetch, CallEnd, NetworkCapture};
 
 #[derive(Debug, Default)]
 struct TabState {
@@ -450,7 +450,12 @@ impl Tab {
             }
             RawEvent::RequestFailed(e) => {
                 let id = e.request_id.inner().clone();
-                self.network.failed(&id, &e.error_text);
+                self.network.ended(
+                    &id,
+                    CallEnd::Failed {
+                        error: e.error_text.clone(),
+                    },
+                );
                 // Aborted: replaced by another navigation, or a download.
                 if let Some(url) = state.document_requests.remove(&id)
                     && e.error_text != "net::ERR_ABORTED"
@@ -825,16 +830,28 @@ impl Tab {
     }
 
     fn capture_request(&self, e: &EventRequestWillBeSent) {
-        self.network.request_started(&self.id, e);
+        if let Some(fetch) = self.network.request_started(&self.id, e) {
+            self.fetch_body(fetch);
+        }
     }
 
     /// A finished call: its timing, and its body when it is text worth
-    /// keeping (fetched from the browser off the event pump).
+    /// keeping.
     fn capture_finished(&self, request_id: &str, session: Option<String>) {
-        if !self.network.finished(request_id) {
-            return;
+        if let Some(fetch) = self
+            .network
+            .ended(request_id, CallEnd::Finished { session })
+        {
+            self.fetch_body(fetch);
         }
-        let request_id = request_id.to_string();
+    }
+
+    /// Fetches a finished call's body from the browser, off the event pump.
+    fn fetch_body(&self, fetch: BodyFetch) {
+        let BodyFetch {
+            request_id,
+            session,
+        } = fetch;
         let Some(tab) = self.self_ref.upgrade() else {
             self.network.body_done(&request_id, None);
             return;

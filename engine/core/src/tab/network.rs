@@ -1,8 +1,10 @@
 //! A tab's network capture: its last calls (requests, responses, bodies)
 //! as the event pump reports them, and the bodies still being fetched. Its
 //! own state and lock; it never sees the tab. The pump fetches a body when
-//! [`NetworkCapture::finished`] asks for one and hands it back with
-//! [`NetworkCapture::body_done`], fetched or not.
+//! [`NetworkCapture::ended`] (or a request whose end came first) asks for
+//! one and hands it back with [`NetworkCapture::body_done`], fetched or not.
+//! The pump reads each kind of event from its own stream, so a call's
+//! response or end can come before its request: they wait for it.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +30,28 @@ pub struct NetworkCapture {
     /// reads each kind of event from a stream of its own, and the browser's
     /// order between kinds is not kept.
     responses_early: Mutex<std::collections::HashMap<String, EventResponseReceived>>,
+    /// Ends (finished or failed) read before their request, likewise.
+    ends_early: Mutex<std::collections::HashMap<String, CallEnd>>,
+}
+
+/// How a call ended.
+#[derive(Debug, Clone)]
+pub enum CallEnd {
+    /// Loaded; `session` is the out-of-process frame's session that has
+    /// its body, `None` for the page's own.
+    Finished {
+        session: Option<String>,
+    },
+    Failed {
+        error: String,
+    },
+}
+
+/// A body to fetch from the browser, then hand to [`NetworkCapture::body_done`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyFetch {
+    pub request_id: String,
+    pub session: Option<String>,
 }
 
 impl NetworkCapture {
@@ -35,8 +59,9 @@ impl NetworkCapture {
         self.buffer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A request left (a redirect closes its previous hop first).
-    pub fn request_started(&self, tab_id: &str, e: &EventRequestWillBeSent) {
+    /// A request left (a redirect closes its previous hop first). What was
+    /// read for it before is applied now; a body to fetch when its end was.
+    pub fn request_started(&self, tab_id: &str, e: &EventRequestWillBeSent) -> Option<BodyFetch> {
         let mut buffer = self.buffer();
         if let Some(redirect) = &e.redirect_response {
             // Redirects reuse the request id: close the previous hop.
@@ -109,6 +134,13 @@ impl NetworkCapture {
         if let (Some(response), Some(call)) = (early, buffer.by_request(e.request_id.inner())) {
             apply_response(call, &response);
         }
+        drop(buffer);
+        let end = self
+            .ends_early
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(e.request_id.inner())?;
+        self.ended(e.request_id.inner(), end)
     }
 
     /// An interception rule answered the request `request_id` (its network
@@ -129,30 +161,39 @@ impl NetworkCapture {
         keep_early(&self.responses_early, e.request_id.inner(), e.clone());
     }
 
-    /// A call finished. True when its body is text worth keeping: fetch it,
-    /// then call `body_done`.
-    pub fn finished(&self, request_id: &str) -> bool {
+    /// A call ended. A body to fetch when it finished and its body is text
+    /// worth keeping: fetch it, then call `body_done`.
+    pub fn ended(&self, request_id: &str, end: CallEnd) -> Option<BodyFetch> {
         let wants = {
             let mut buffer = self.buffer();
             let Some(call) = buffer.by_request(request_id) else {
-                return false;
+                drop(buffer);
+                keep_early(&self.ends_early, request_id, end);
+                return None;
             };
-            call.state = "completed";
             call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
-            wants_body(&call.resource_type, &call.mime_type)
+            match &end {
+                CallEnd::Finished { .. } => {
+                    call.state = "completed";
+                    wants_body(&call.resource_type, &call.mime_type)
+                }
+                CallEnd::Failed { error } => {
+                    call.state = "failed";
+                    call.error = Some(error.clone());
+                    false
+                }
+            }
         };
-        if wants {
+        let CallEnd::Finished { session } = end else {
+            return None;
+        };
+        wants.then(|| {
             self.bodies_in_flight.fetch_add(1, Ordering::SeqCst);
-        }
-        wants
-    }
-
-    pub fn failed(&self, request_id: &str, error: &str) {
-        if let Some(call) = self.buffer().by_request(request_id) {
-            call.state = "failed";
-            call.error = Some(error.to_string());
-            call.timing_ms = Some((now_ms_i64() - call.timestamp_ms) as f64);
-        }
+            BodyFetch {
+                request_id: request_id.to_string(),
+                session,
+            }
+        })
     }
 
     /// The body `finished` asked for: `(text, base64_encoded)`, or `None`
@@ -247,20 +288,84 @@ mod tests {
     #[test]
     fn a_response_read_before_its_request_is_kept_for_it() {
         let capture = NetworkCapture::default();
-        let response: EventResponseReceived = serde_json::from_value(serde_json::json!({
-            "requestId": "r9", "loaderId": "l", "timestamp": 1.0, "type": "Fetch",
+        let response = response("r9", 201);
+        capture.response_received(&response);
+        assert!(capture.calls().is_empty());
+        capture.request_started("t", &request("r9"));
+        let calls = capture.calls();
+        assert_eq!(calls[0].status, Some(201));
+        assert_eq!(calls[0].mime_type, "application/json");
+        assert_eq!(calls[0].response_headers["x-kind"], "created");
+        // In order, as before.
+        let mut second = response.clone();
+        second.request_id = "r10".to_string().into();
+        capture.request_started("t", &request("r10"));
+        capture.response_received(&second);
+        assert_eq!(capture.calls()[1].status, Some(201));
+    }
+
+    #[test]
+    fn an_end_read_before_its_request_completes_the_call_and_asks_for_its_body() {
+        let capture = NetworkCapture::default();
+        let frame = Some("frame-session".to_string());
+        let ends = [
+            (
+                "r1",
+                CallEnd::Finished {
+                    session: frame.clone(),
+                },
+            ),
+            (
+                "r2",
+                CallEnd::Failed {
+                    error: "net::ERR_FAILED".into(),
+                },
+            ),
+        ];
+        for (id, end) in ends {
+            assert!(
+                capture.ended(id, end).is_none(),
+                "no call yet, nothing to fetch"
+            );
+        }
+        assert!(capture.calls().is_empty());
+        capture.response_received(&response("r1", 200));
+        let fetch = capture.request_started("t", &request("r1"));
+        assert_eq!(
+            fetch,
+            Some(BodyFetch {
+                request_id: "r1".into(),
+                session: frame
+            }),
+            "the body is fetched once the call is known, from the frame that has it"
+        );
+        assert!(capture.request_started("t", &request("r2")).is_none());
+        let calls = capture.calls();
+        assert_eq!((calls[0].state, calls[0].status), ("completed", Some(200)));
+        assert_eq!(calls[1].state, "failed");
+        assert_eq!(calls[1].error.as_deref(), Some("net::ERR_FAILED"));
+        capture.body_done("r1", Some(("{}".into(), false)));
+        assert_eq!(capture.calls()[0].response_body.as_deref(), Some("{}"));
+    }
+
+    fn response(id: &str, status: u16) -> EventResponseReceived {
+        serde_json::from_value(serde_json::json!({
+            "requestId": id, "loaderId": "l", "timestamp": 1.0, "type": "Fetch",
             "hasExtraInfo": false,
             "response": {
-                "url": "http://x/api", "status": 201, "statusText": "Created",
-                "headers": { "content-type": "application/json" },
+                "url": "http://x/api", "status": status, "statusText": "",
+                "headers": { "x-kind": "created" },
                 "mimeType": "application/json", "charset": "",
                 "connectionReused": false, "connectionId": 1.0,
                 "encodedDataLength": 10.0, "securityState": "neutral"
             }
         }))
-        .unwrap();
-        let request: EventRequestWillBeSent = serde_json::from_value(serde_json::json!({
-            "requestId": "r9", "loaderId": "l", "documentURL": "http://x/",
+        .unwrap()
+    }
+
+    fn request(id: &str) -> EventRequestWillBeSent {
+        serde_json::from_value(serde_json::json!({
+            "requestId": id, "loaderId": "l", "documentURL": "http://x/",
             "timestamp": 0.5, "wallTime": 0.5, "type": "Fetch",
             "initiator": { "type": "script" },
             "redirectHasExtraInfo": false,
@@ -269,25 +374,7 @@ mod tests {
                 "initialPriority": "High", "referrerPolicy": "no-referrer"
             }
         }))
-        .unwrap();
-        capture.response_received(&response);
-        assert!(capture.calls().is_empty());
-        capture.request_started("t", &request);
-        let calls = capture.calls();
-        assert_eq!(calls[0].status, Some(201));
-        assert_eq!(calls[0].mime_type, "application/json");
-        assert_eq!(
-            calls[0].response_headers["content-type"],
-            "application/json"
-        );
-        // In order, as before.
-        let mut second = response.clone();
-        second.request_id = "r10".to_string().into();
-        let mut request = request;
-        request.request_id = "r10".to_string().into();
-        capture.request_started("t", &request);
-        capture.response_received(&second);
-        assert_eq!(capture.calls()[1].status, Some(201));
+        .unwrap()
     }
 
     #[tokio::test]
@@ -295,9 +382,14 @@ mod tests {
         let capture = NetworkCapture::default();
         call(&capture, "r1", "application/json");
         call(&capture, "r2", "image/png");
-        assert!(capture.finished("r1"), "a JSON body is kept");
-        assert!(!capture.finished("r2"), "an image's is not");
-        assert!(!capture.finished("unknown"));
+        let finished = |id: &str| capture.ended(id, CallEnd::Finished { session: None });
+        assert_eq!(
+            finished("r1").map(|f| f.request_id),
+            Some("r1".to_string()),
+            "a JSON body is kept"
+        );
+        assert!(finished("r2").is_none(), "an image's is not");
+        assert!(finished("unknown").is_none());
         let started = std::time::Instant::now();
         capture.bodies_settled(Duration::from_millis(30)).await;
         assert!(
@@ -310,7 +402,12 @@ mod tests {
         assert_eq!(calls[0].state, "completed");
         assert_eq!(calls[0].response_body.as_deref(), Some("{\"a\":1}"));
         assert_eq!(calls[0].body_encoding.as_deref(), Some("text"));
-        capture.failed("r2", "net::ERR_FAILED");
+        capture.ended(
+            "r2",
+            CallEnd::Failed {
+                error: "net::ERR_FAILED".into(),
+            },
+        );
         assert_eq!(capture.calls()[1].state, "failed");
     }
 }
