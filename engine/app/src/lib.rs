@@ -419,6 +419,13 @@ impl App {
         let mcp_shutdown = self.mcp_shutdown.clone();
         let shutdown = self.shutdown.clone();
         let engine = self.engine.clone();
+        // An answer goes out at once, not after the client's acknowledgement
+        // of the one before.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY: {e}");
+            }
+        });
         axum::serve(
             listener,
             router.into_make_service_with_connect_info::<SocketAddr>(),

@@ -39,13 +39,17 @@ fn as_base64<S: serde::Serializer>(
     s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(data.as_slice()))
 }
 
-/// The last `screenshot_after`, reused as the next `screenshot_before` while
-/// the page stayed frozen.
+/// What the last action saw after it froze the page (its `screenshot_after`,
+/// its scroll state), reused as the next action's "before" while the page
+/// stayed frozen.
 #[derive(Debug, Clone)]
 pub struct CachedFrame {
-    pub image: Screenshot,
+    /// `None` when that action took no screenshot.
+    pub image: Option<Screenshot>,
     /// Scroll state when it was taken.
     pub viewport: ViewportInfo,
+    /// The page's clock then.
+    pub virtual_time_ms: f64,
     pub frozen_since: bool,
 }
 

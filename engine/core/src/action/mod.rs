@@ -321,17 +321,19 @@ async fn execute<T: ActionTab>(
     let (before, before_viewport, virtual_start_ms) =
         match tab.last_frame().filter(|f| f.frozen_since || dialog_before) {
             // Behind a dialog the page can't be read: the last frame stands.
-            _ if dialog_before => match tab.last_frame() {
-                Some(frame) => {
-                    let vt = frame.image.virtual_time_ms;
-                    (capture.then_some(frame.image), frame.viewport, vt)
-                }
-                None => (None, ViewportInfo::default(), now_ms()),
-            },
-            Some(frame) if capture => {
-                let vt = frame.image.virtual_time_ms;
-                (Some(frame.image), frame.viewport, vt)
-            }
+            Some(frame) if dialog_before => (
+                frame.image.filter(|_| capture),
+                frame.viewport,
+                frame.virtual_time_ms,
+            ),
+            _ if dialog_before => (None, ViewportInfo::default(), now_ms()),
+            Some(frame) if !capture => (None, frame.viewport, frame.virtual_time_ms),
+            Some(CachedFrame {
+                image: Some(image),
+                viewport,
+                virtual_time_ms,
+                ..
+            }) => (Some(image), viewport, virtual_time_ms),
             _ if capture => match tab.capture(registry, &capture_options(&tab)).await {
                 Ok((shot, viewport, t)) => {
                     capture_timing = t;
@@ -472,8 +474,9 @@ async fn execute<T: ActionTab>(
                 capture_timing.markup_ms += t.markup_ms;
                 capture_timing.encode_ms += t.encode_ms;
                 tab.set_last_frame(Some(CachedFrame {
-                    image: shot.clone(),
+                    image: Some(shot.clone()),
                     viewport: viewport.clone(),
+                    virtual_time_ms: shot.virtual_time_ms,
                     frozen_since: frozen,
                 }));
                 (Some(shot), viewport)
@@ -486,8 +489,14 @@ async fn execute<T: ActionTab>(
             }
         }
     } else {
-        tab.set_last_frame(None);
-        (None, tab.viewport().await?.0)
+        let (viewport, virtual_time_ms) = tab.viewport().await?;
+        tab.set_last_frame(Some(CachedFrame {
+            image: None,
+            viewport: viewport.clone(),
+            virtual_time_ms,
+            frozen_since: frozen,
+        }));
+        (None, viewport)
     };
     parts.after_ms = ms_since(step);
     parts.capture_ms = capture_timing.capture_ms;

@@ -314,6 +314,42 @@ async fn steps_run_in_order_and_a_frozen_page_reuses_its_last_frame() {
 }
 
 #[tokio::test]
+async fn without_screenshots_a_frozen_page_is_read_once_per_action() {
+    let (tab, log) = (FakeTab::new(), Arc::new(Log::default()));
+    let no_screenshots = || {
+        ActionOptions::from_request(
+            &json!({ "wait_until": { "type": "immediate" }, "screenshot": { "area": "none" } }),
+            "immediate",
+        )
+        .unwrap()
+    };
+    act(&tab, &log, no_screenshots(), dispatch_ok())
+        .await
+        .unwrap();
+    assert_eq!(
+        tab.take_steps(),
+        ["turn", "viewport", "thaw", "dispatch", "freeze", "viewport"]
+    );
+    // Still frozen: what the last action read after it is this one's before.
+    act(&tab, &log, no_screenshots(), dispatch_ok())
+        .await
+        .unwrap();
+    assert_eq!(
+        tab.take_steps(),
+        ["turn", "thaw", "dispatch", "freeze", "viewport"]
+    );
+    // An action that wants a before screenshot still takes one.
+    let shot = act(&tab, &log, options("immediate", 1000), dispatch_ok())
+        .await
+        .unwrap();
+    assert!(shot.screenshot_before.is_some());
+    assert_eq!(
+        tab.take_steps(),
+        ["turn", "capture", "thaw", "dispatch", "freeze", "capture"]
+    );
+}
+
+#[tokio::test]
 async fn a_failed_dispatch_refreezes_and_is_still_recorded() {
     let (tab, log) = (FakeTab::new(), Arc::new(Log::default()));
     let dispatch: Dispatch<FakeTab> = Box::new(|tab: Arc<FakeTab>| {

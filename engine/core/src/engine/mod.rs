@@ -1543,8 +1543,8 @@ impl Engine {
             return self.full_page(&tab).await;
         }
         if tab.pending_dialog().is_some() {
-            if let Some(frame) = tab.last_frame() {
-                return Ok(frame.image);
+            if let Some(image) = tab.last_frame().and_then(|f| f.image) {
+                return Ok(image);
             }
             return Err(Error::new(
                 ErrorCode::InvalidRequest,

@@ -61,9 +61,7 @@ impl Engine {
         let mut answer = json!({ "success": true });
         match tab.pending_dialog() {
             Some(next) => {
-                let virtual_time_ms = tab
-                    .last_frame()
-                    .map_or_else(now_ms, |f| f.image.virtual_time_ms);
+                let virtual_time_ms = tab.last_frame().map_or_else(now_ms, |f| f.virtual_time_ms);
                 answer["events"] = json!([events::StampedEvent {
                     event: TabEvent::Dialog(events::Dialog {
                         tab_id: tab.id.clone(),
