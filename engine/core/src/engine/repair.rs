@@ -13,6 +13,9 @@ use super::*;
 
 /// How long a page may take to answer the health check.
 const CHECK_LIMIT: Duration = Duration::from_secs(2);
+/// A page that answered a script this recently is not asked again before
+/// its next action.
+const RECENT_ANSWER: Duration = Duration::from_secs(1);
 
 impl Engine {
     /// The caller's tab, repaired first if its page looked broken.
@@ -20,8 +23,11 @@ impl Engine {
         let tab = self.tab(caller, tab_id)?;
         if tab.session.failure().is_none() {
             // Full Chromium may not report a crashed renderer: a compositor
-            // tab's page is asked first (a script round trip, < 1 ms).
+            // tab's page is asked first (a script round trip, < 1 ms),
+            // unless it answered one just now (back-to-back actions). A
+            // page that broke since fails its action, which repairs it.
             let unreported_crash = tab.pending_dialog().is_none()
+                && !tab.session.script_answered_within(RECENT_ANSWER)
                 && tab.driver().kind().await != DriverKind::Deterministic
                 && !tab.driver().answers(CHECK_LIMIT).await;
             if !unreported_crash {

@@ -53,6 +53,8 @@ pub struct PageSession {
     action_deadline: Mutex<Option<std::time::Instant>>,
     /// The page's out-of-process frames, when the browser isolates sites.
     frame_targets: std::sync::OnceLock<std::sync::Arc<super::frame_targets::FrameTargets>>,
+    /// When the page's renderer last answered a script command.
+    script_answered: Mutex<Option<std::time::Instant>>,
 }
 
 impl PageSession {
@@ -80,7 +82,16 @@ impl PageSession {
             failure: Mutex::new(None),
             action_deadline: Mutex::new(None),
             frame_targets: std::sync::OnceLock::new(),
+            script_answered: Mutex::new(None),
         }
+    }
+
+    /// Whether the page's renderer answered a script command within `span`.
+    pub fn script_answered_within(&self, span: Duration) -> bool {
+        self.script_answered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|at| at.elapsed() < span)
     }
 
     /// Routes the commands of out-of-process frames through `targets`.
@@ -179,7 +190,17 @@ impl PageSession {
     ) -> Result<CommandResponse<T::Response>> {
         let method = command.identifier();
         match tokio::time::timeout(limit, self.page.execute(command)).await {
-            Ok(Ok(response)) => Ok(response),
+            Ok(Ok(response)) => {
+                // The browser answers its own commands for a hung renderer:
+                // only a script's answer tells the page is alive.
+                if method.starts_with("Runtime.") {
+                    *self
+                        .script_answered
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
+                }
+                Ok(response)
+            }
             Ok(Err(e)) => {
                 let e = Error::from(e);
                 // A begin-frame that never completed blocks every later one.
