@@ -178,7 +178,7 @@ impl Engine {
         // followed with the page's cookies and origin.
         let started = tab
             .session
-            .evaluate_isolated(&format!(
+            .evaluate_as_page(&format!(
                 "(() => {{ const a = document.createElement('a'); a.href = {url}; a.download = ''; a.style.display = 'none'; (document.body || document.documentElement).appendChild(a); a.click(); a.remove(); return true; }})()"
             ))
             .await;

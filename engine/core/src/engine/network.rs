@@ -64,7 +64,7 @@ impl Engine {
         });
         let answer = tab
             .session
-            .evaluate_isolated(&format!("({CURL_JS})({spec})"))
+            .evaluate_as_page(&format!("({CURL_JS})({spec})"))
             .await?;
         if let Some(error) = answer.get("error").and_then(Value::as_str) {
             return Err(Error::new(

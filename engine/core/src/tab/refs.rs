@@ -184,7 +184,7 @@ impl<'a> PageRefs<'a> {
             .raw_in(
                 Some(frame_id),
                 "Page.createIsolatedWorld",
-                json!({ "frameId": frame_id, "worldName": "wabp-refs" }),
+                json!({ "frameId": frame_id, "worldName": super::session::ENGINE_WORLD }),
             )
             .await?;
         let id = created
