@@ -485,7 +485,7 @@ fn scrolling_reports_delta_position_and_source() {
             )
             .await;
         assert_eq!(status, 200, "{env}");
-        let scroll = event(&env, "scroll").expect("scroll event");
+        let scroll = event(&env, "scroll").unwrap_or_else(|| panic!("scroll event: {env}"));
         assert_eq!(scroll["data"]["source"], "wheel");
         assert_eq!(scroll["data"]["delta"]["direction"], "down");
         assert_eq!(scroll["data"]["delta"]["y"], 300.0);

@@ -198,6 +198,19 @@ impl PageHost for Tab {
         self.session
             .execute_unless_dialog(params, Some(&self.frames.nudge))
             .await?;
+        // The compositor scrolls on its own thread and answers the event at
+        // once; the page's script (and the envelope's scroll state) sees the
+        // new offset only from its next frame on. An animation frame of the
+        // engine's world comes after that (the page's own may be held).
+        let next_frame = self
+            .session
+            .evaluate_isolated("new Promise(done => requestAnimationFrame(() => done(0)))");
+        if tokio::time::timeout(WHEEL_SETTLE_LIMIT, next_frame)
+            .await
+            .is_err()
+        {
+            tracing::debug!(tab = %self.id, "no frame after a wheel event");
+        }
         Ok(())
     }
     async fn key_down(&self, key: &str, modifiers: Modifiers) -> HostResult<()> {
@@ -342,3 +355,7 @@ const INSERT_INTO_TEXTAREA_JS: &str = r#"(text) => {
   el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: text }));
   return true;
 }"#;
+
+/// How long a wheel event waits for the frame that shows the page its
+/// scroll: a few frames on a busy page; past it the action goes on.
+const WHEEL_SETTLE_LIMIT: Duration = Duration::from_millis(200);
