@@ -226,6 +226,7 @@ fn the_dom_built_tree_agrees_with_the_accessibility_tree() {
             "- button \"Visible inside\" [e",
             "- link \"A link with nested words\" [e",
             "- link \"Home page\" [e",
+            "- link \"Open the map\" [e",
             "- button \"Move to trash\" [e",
             "- textbox \"Shadow city\" [e",
             "- textbox \"Shadow zip\" [e",

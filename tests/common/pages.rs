@@ -225,6 +225,7 @@ pub const ARIA: &str = r##"<!doctype html><html><head><meta charset="utf-8"><tit
 <label><input type="checkbox" style="display: none"> Remember me</label>
 <p>Price: <span style="display: contents">$5</span> each</p>
 <a href="/home-icon"><svg width="16" height="16" viewBox="0 0 16 16"><title>Home page</title><rect width="16" height="16" fill="#369"></rect></svg></a>
+<svg width="40" height="20" viewBox="0 0 40 20"><a href="/map"><title>Open the map</title><rect width="20" height="20" fill="#693"></rect></a><a><rect x="20" width="20" height="20" fill="#963"></rect></a></svg>
 <button><span aria-labelledby="trash-word"></span></button><span id="trash-word" hidden>Move to trash</span>
 <div id="shadow-form"></div>
 <script>document.getElementById('shadow-form').attachShadow({ mode: 'open' }).innerHTML = '<label for="city">Shadow city</label><input id="city"><label>Shadow zip <input></label>';</script>

@@ -81,10 +81,20 @@ const inputRole = (el) => {
   return el.hasAttribute('list') ? 'combobox' : 'textbox';
 };
 
+// An SVG element's <title> child: its name (never rendered, so not walked
+// as text).
+const svgTitle = (el) => (el instanceof SVGElement ? el.querySelector(':scope > title') : null);
+
+// <a href> in HTML or SVG (whose tag names are lower case; xlink:href too).
+const isLink = (el) => el instanceof SVGAElement
+  ? el.hasAttribute('href') || el.hasAttributeNS('http://www.w3.org/1999/xlink', 'href')
+  : (el.tagName === 'A' || el.tagName === 'AREA') && el.hasAttribute('href');
+
 const implicitRole = (el) => {
+  if (el instanceof SVGAElement) return isLink(el) ? 'link' : '';
   const tag = el.tagName;
   switch (tag) {
-    case 'A': case 'AREA': return el.hasAttribute('href') ? 'link' : '';
+    case 'A': case 'AREA': return isLink(el) ? 'link' : '';
     case 'INPUT': return inputRole(el);
     case 'SELECT': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
     case 'IMG': return el.getAttribute('alt') === '' && !el.hasAttribute('title') ? 'none' : 'img';
@@ -105,7 +115,12 @@ const implicitRole = (el) => {
       return !inHead && row && row.querySelector(':scope > td') ? 'rowheader' : 'columnheader';
     }
     default:
-      if (el instanceof SVGSVGElement) return 'img';
+      // An icon is an image; a drawing with links or focusable parts is
+      // a container of them (as the browser's tree has it).
+      if (el instanceof SVGSVGElement) {
+        const actionable = [...el.querySelectorAll('a')].some(isLink) || el.querySelector('[tabindex]');
+        return actionable ? '' : 'img';
+      }
       return TAG_ROLES[tag] || '';
   }
 };
@@ -114,7 +129,7 @@ const implicitRole = (el) => {
 const NATIVE_CONTROLS = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA']);
 const roleOf = (el) => {
   const explicit = (el.getAttribute('role') || '').trim().toLowerCase().split(/\s+/)[0];
-  if ((explicit === 'none' || explicit === 'presentation') && (NATIVE_CONTROLS.has(el.tagName) || (el.tagName === 'A' && el.hasAttribute('href')))) {
+  if ((explicit === 'none' || explicit === 'presentation') && (NATIVE_CONTROLS.has(el.tagName) || (el.tagName !== 'AREA' && isLink(el)))) {
     return implicitRole(el);
   }
   return explicit || implicitRole(el);
@@ -163,10 +178,8 @@ const contentText = (node, depth, skip, referenced) => {
     const byLabel = labelledBy ? clean(byIds(child, labelledBy).map(referencedText).join(' ')) : '';
     if (byLabel) part = byLabel;
     else if (label && label.trim()) part = label;
-    else if (child instanceof SVGElement && child.querySelector(':scope > title')) {
-      // An icon's <title> names it (never rendered, so not walked as text).
-      part = child.querySelector(':scope > title').textContent;
-    } else {
+    else if (svgTitle(child)) part = svgTitle(child).textContent;
+    else {
       const role = roleOf(child);
       if (child.tagName === 'SELECT') part = selectedText(child);
       else if (child.tagName === 'INPUT' || child.tagName === 'TEXTAREA') {
@@ -250,10 +263,8 @@ const nameOf = (el, role) => {
   }
   if (tag === 'OPTGROUP') return clean(el.label);
   if (tag === 'OPTION') return clean(el.label || el.text);
-  if (el instanceof SVGElement) {
-    const title = el.querySelector(':scope > title');
-    if (title) return clean(title.textContent);
-  }
+  const title = svgTitle(el);
+  if (title) return clean(title.textContent);
   if (NAMED_BY_CONTENT.has(role)) {
     const name = clean(contentText(el, 0, null));
     if (name) return name;
