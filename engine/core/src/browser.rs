@@ -333,11 +333,22 @@ pub struct BrowserProcess {
 /// among the process's descriptors by its peer address. Returns how many
 /// sockets were changed.
 pub fn send_commands_unbatched(ws_url: &str) -> usize {
-    let Some(peer) = url::Url::parse(ws_url)
+    // Addresses only, no name lookup (it would block): the endpoint of a
+    // launched browser is an IP literal; `localhost` is either loopback.
+    let Some((host, port)) = url::Url::parse(ws_url)
         .ok()
-        .and_then(|u| u.socket_addrs(|| None).ok())
+        .and_then(|u| Some((u.host()?.to_owned(), u.port_or_known_default()?)))
     else {
         return 0;
+    };
+    let peer: Vec<std::net::SocketAddr> = match host {
+        url::Host::Ipv4(ip) => vec![(ip, port).into()],
+        url::Host::Ipv6(ip) => vec![(ip, port).into()],
+        url::Host::Domain(name) if name.eq_ignore_ascii_case("localhost") => vec![
+            (std::net::Ipv4Addr::LOCALHOST, port).into(),
+            (std::net::Ipv6Addr::LOCALHOST, port).into(),
+        ],
+        url::Host::Domain(_) => return 0,
     };
     let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
         return 0;
@@ -583,6 +594,23 @@ mod tests {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_deref().unwrap_or(""))
+    }
+
+    #[test]
+    fn connections_to_the_browser_send_at_once_and_others_are_left_alone() {
+        let browser = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let to_browser = std::net::TcpStream::connect(browser.local_addr().unwrap()).unwrap();
+        let to_other = std::net::TcpStream::connect(other.local_addr().unwrap()).unwrap();
+        assert!(!to_browser.nodelay().unwrap() && !to_other.nodelay().unwrap());
+        let port = browser.local_addr().unwrap().port();
+        let changed = send_commands_unbatched(&format!("ws://127.0.0.1:{port}/devtools/browser/x"));
+        assert!(changed >= 1, "{changed}");
+        assert!(to_browser.nodelay().unwrap());
+        assert!(!to_other.nodelay().unwrap());
+        // No name is looked up, and nothing else is touched.
+        assert_eq!(send_commands_unbatched("ws://browser.example:9222/x"), 0);
+        assert_eq!(send_commands_unbatched("not a url"), 0);
     }
 
     #[test]
