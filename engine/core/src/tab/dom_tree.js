@@ -172,13 +172,13 @@ const contentText = (node, depth, skip, referenced) => {
     const style = styleOf(child);
     if (!style) continue;
     const block = isBlock(style);
-    let part;
+    let part, title;
     const label = child.getAttribute('aria-label');
     const labelledBy = referenced ? null : child.getAttribute('aria-labelledby');
     const byLabel = labelledBy ? clean(byIds(child, labelledBy).map(referencedText).join(' ')) : '';
     if (byLabel) part = byLabel;
     else if (label && label.trim()) part = label;
-    else if (svgTitle(child)) part = svgTitle(child).textContent;
+    else if ((title = svgTitle(child))) part = title.textContent;
     else {
       const role = roleOf(child);
       if (child.tagName === 'SELECT') part = selectedText(child);

@@ -43,7 +43,7 @@ const NUDGE_INTERVAL: Duration = Duration::from_millis(3);
 /// sharing chromiumoxide's world costs a navigation one V8 context (0.7-0.8
 /// ms of its commit, and its memory) instead of two or three. Pages can't
 /// see it either way.
-pub const ENGINE_WORLD: &str = "__chromiumoxide_utility_world__";
+pub const ENGINE_WORLD: &str = chromiumoxide::handler::frame::UTILITY_WORLD_NAME;
 
 pub struct PageSession {
     page: Page,
