@@ -333,6 +333,11 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         fast_forward = tab.mark_clock().await.unwrap_or(false);
     }
     let mut steps = 0;
+    // A quiet fast-forward usually ends the wait (the heuristic's recheck
+    // is the quiet time it still wants): that step also freezes the page,
+    // one page call instead of three. Once that guess is wrong, no more.
+    let mut expect_last_step = fast_forward;
+    let mut frozen_early = false;
     loop {
         let recheck = match decision {
             WaitDecision::Done { reason } => return Ok(reason),
@@ -354,10 +359,19 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         }
         let can_skip = fast_forward && in_flight.quiet() && !dialog_open();
         let skipped = if can_skip && started.elapsed() >= fast_forward_after {
-            match tab.advance_clock(recheck.as_secs_f64() * 1000.0).await {
-                Ok(Some(step)) => {
+            let budget_ms = recheck.as_secs_f64() * 1000.0;
+            let step = if expect_last_step {
+                tab.settle_clock(budget_ms).await
+            } else {
+                tab.advance_clock(budget_ms)
+                    .await
+                    .map(|step| step.map(|step| (step, false)))
+            };
+            match step {
+                Ok(Some((step, frozen))) => {
                     steps += 1;
                     fast_forward = steps < MAX_FAST_FORWARDS;
+                    frozen_early = frozen;
                     Some(step)
                 }
                 Ok(None) => {
@@ -424,6 +438,12 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
             "wait at {:.1} ms: heuristic at {elapsed_ms:.1} ms says {decision:?}",
             started.elapsed().as_secs_f64() * 1000.0
         );
+        // Frozen early, and the wait goes on after all: the page runs again,
+        // and this wait's later steps don't guess again.
+        if std::mem::take(&mut frozen_early) && !matches!(decision, WaitDecision::Done { .. }) {
+            expect_last_step = false;
+            tab.thaw().await?;
+        }
     }
 }
 

@@ -80,6 +80,13 @@ pub trait ActionTab: Send + Sync + 'static {
     async fn advance_clock(&self, _budget_ms: f64) -> Result<Option<ClockStep>> {
         Ok(None)
     }
+    /// [`ActionTab::advance_clock`] for a step the settle expects to be its
+    /// last: when nothing came due, the page is also frozen (true), as
+    /// [`ActionTab::freeze`] would, in the same page call. The settle thaws
+    /// it again if it goes on after all.
+    async fn settle_clock(&self, budget_ms: f64) -> Result<Option<(ClockStep, bool)>> {
+        Ok(self.advance_clock(budget_ms).await?.map(|step| (step, false)))
+    }
     /// How long after the dispatch a fast-forward may start: what the
     /// dispatch set off reaches the engine as signals within it.
     fn fast_forward_after(&self) -> Duration {

@@ -26,6 +26,11 @@ struct FakeTab {
     clock: AtomicU32,
     frozen: AtomicBool,
     failure: Mutex<Option<String>>,
+    /// The page's clock can be fast-forwarded; the time it skipped since
+    /// the mark, and when the mark was.
+    fast_forwards: AtomicBool,
+    page_ms: AtomicU32,
+    marked: Mutex<std::time::Instant>,
 }
 
 impl FakeTab {
@@ -39,6 +44,9 @@ impl FakeTab {
             clock: AtomicU32::new(1000),
             frozen: AtomicBool::new(true),
             failure: Mutex::new(None),
+            fast_forwards: AtomicBool::new(false),
+            page_ms: AtomicU32::new(0),
+            marked: Mutex::new(std::time::Instant::now()),
         })
     }
 
@@ -48,6 +56,17 @@ impl FakeTab {
 
     fn take_steps(&self) -> Vec<&'static str> {
         std::mem::take(&mut *self.steps.lock().unwrap())
+    }
+
+    /// Skips `budget_ms` of page time: the step, counted from the mark.
+    fn skip(&self, budget_ms: f64) -> ClockStep {
+        let skipped = self.page_ms.fetch_add(budget_ms as u32, Ordering::SeqCst) as f64;
+        let ran_ms = self.marked.lock().unwrap().elapsed().as_secs_f64() * 1000.0;
+        ClockStep {
+            advanced_ms: budget_ms,
+            callbacks: 0,
+            since_mark_ms: Some(ran_ms + skipped + budget_ms),
+        }
     }
 }
 
@@ -98,6 +117,24 @@ impl ActionTab for FakeTab {
         self.frozen.store(true, Ordering::SeqCst);
         Ok(true)
     }
+    async fn mark_clock(&self) -> Result<bool> {
+        if !self.fast_forwards.load(Ordering::SeqCst) {
+            return Ok(false);
+        }
+        self.step("mark");
+        self.page_ms.store(0, Ordering::SeqCst);
+        *self.marked.lock().unwrap() = std::time::Instant::now();
+        Ok(true)
+    }
+    async fn advance_clock(&self, budget_ms: f64) -> Result<Option<ClockStep>> {
+        self.step("advance");
+        Ok(Some(self.skip(budget_ms)))
+    }
+    async fn settle_clock(&self, budget_ms: f64) -> Result<Option<(ClockStep, bool)>> {
+        self.step("settle");
+        self.frozen.store(true, Ordering::SeqCst);
+        Ok(Some((self.skip(budget_ms), true)))
+    }
     async fn capture(
         &self,
         _: &dyn PluginRegistry,
@@ -136,7 +173,7 @@ impl WaitSession for Session {
     async fn poll(
         &mut self,
         _: Vec<WaitSignal>,
-        _: u64,
+        elapsed_ms: u64,
     ) -> std::result::Result<WaitDecision, PluginFailure> {
         match self.kind.as_str() {
             "broken" => Err(PluginFailure {
@@ -144,6 +181,20 @@ impl WaitSession for Session {
                 code: ErrorCode::PluginFailed,
                 message: "the heuristic trapped".into(),
             }),
+            // Done once 100 ms (of page time, where it is fast-forwarded)
+            // passed quietly; 300 for `quiet_300`, asked 100 at a time.
+            "quiet_100" | "quiet_300" => {
+                let wanted = if self.kind == "quiet_100" { 100 } else { 300 };
+                Ok(if elapsed_ms >= wanted {
+                    WaitDecision::Done {
+                        reason: "settled".into(),
+                    }
+                } else {
+                    WaitDecision::Pending {
+                        recheck_after_ms: (wanted - elapsed_ms).min(100) as u32,
+                    }
+                })
+            }
             _ => Ok(WaitDecision::Pending {
                 recheck_after_ms: 5,
             }),
@@ -161,14 +212,16 @@ impl WaitHeuristic for Waits {
         wait_type: &str,
         _: Value,
     ) -> std::result::Result<(Box<dyn WaitSession>, WaitDecision), PluginFailure> {
-        let first = if wait_type == "immediate" {
-            WaitDecision::Done {
+        let first = match wait_type {
+            "immediate" => WaitDecision::Done {
                 reason: "immediate".into(),
-            }
-        } else {
-            WaitDecision::Pending {
+            },
+            "quiet_100" | "quiet_300" => WaitDecision::Pending {
+                recheck_after_ms: 100,
+            },
+            _ => WaitDecision::Pending {
                 recheck_after_ms: 5,
-            }
+            },
         };
         Ok((
             Box::new(Session {
@@ -195,7 +248,7 @@ impl PluginRegistry for Registry {
         Vec::new()
     }
     fn wait(&self, wait_type: &str) -> Option<Arc<dyn WaitHeuristic>> {
-        ["immediate", "never", "broken"]
+        ["immediate", "never", "broken", "quiet_100", "quiet_300"]
             .contains(&wait_type)
             .then(|| Arc::new(Waits) as Arc<dyn WaitHeuristic>)
     }
@@ -346,6 +399,43 @@ async fn without_screenshots_a_frozen_page_is_read_once_per_action() {
     assert_eq!(
         tab.take_steps(),
         ["turn", "capture", "thaw", "dispatch", "freeze", "capture"]
+    );
+}
+
+#[tokio::test]
+async fn a_quiet_fast_forward_that_ends_the_wait_also_freezes_the_page() {
+    let (tab, log) = (FakeTab::new(), Arc::new(Log::default()));
+    tab.fast_forwards.store(true, Ordering::SeqCst);
+    let envelope = act(&tab, &log, options("quiet_100", 5000), dispatch_ok())
+        .await
+        .unwrap();
+    assert_eq!(envelope.timing.wait_reason, "settled");
+    // One page call fast-forwards and freezes; the loop's own freeze then
+    // finds the page frozen (the driver makes that free).
+    assert_eq!(
+        tab.take_steps(),
+        [
+            "turn", "capture", "thaw", "dispatch", "mark", "settle", "freeze", "capture"
+        ]
+    );
+    // The settle's quiet time was the page's, skipped.
+    assert!(tab.page_ms.load(Ordering::SeqCst) > 0);
+}
+
+#[tokio::test]
+async fn a_wait_that_goes_on_after_a_freezing_step_thaws_and_guesses_no_more() {
+    let (tab, log) = (FakeTab::new(), Arc::new(Log::default()));
+    tab.fast_forwards.store(true, Ordering::SeqCst);
+    let envelope = act(&tab, &log, options("quiet_300", 5000), dispatch_ok())
+        .await
+        .unwrap();
+    assert_eq!(envelope.timing.wait_reason, "settled");
+    assert_eq!(
+        tab.take_steps(),
+        [
+            "turn", "capture", "thaw", "dispatch", "mark", "settle", "thaw", "advance",
+            "advance", "freeze", "capture"
+        ]
     );
 }
 

@@ -220,6 +220,7 @@ impl FrameDriver {
             if !exec.paused {
                 return Ok(());
             }
+            exec.settled = false;
             self.frames.forget_frozen_frame();
             // Sent together: the session keeps their order, and the wait is
             // one round trip shorter.
@@ -263,6 +264,8 @@ impl FrameDriver {
 
     /// Replaces the page clock registered for new documents.
     async fn register_page_clock(&self, start: ClockStart) -> Result<()> {
+        // One registration at a time: each replaces the one before.
+        let _turn = self.frames.clock_registration.lock().await;
         let (token, previous) = {
             let mut clock = self
                 .frames
@@ -419,35 +422,113 @@ impl FrameDriver {
     /// the begin-frames it is drawn with), a dialog holding the page, or a
     /// document without the clock.
     pub async fn advance(&self, budget_ms: f64) -> Result<Option<ClockStep>> {
-        let exec = self.frames.execution.lock().await;
+        Ok(self
+            .fast_forward(budget_ms, false)
+            .await?
+            .map(|(step, _)| step))
+    }
+
+    /// [`FrameDriver::advance`] for the step a settle expects to be its last:
+    /// when no callback ran, the page is frozen in the same page task and its
+    /// viewport read (see `settle` in `page_clock.js`), and the action's
+    /// freeze that follows has nothing left to do. True when it froze; a
+    /// settle that goes on after all thaws the tab again.
+    pub async fn settle(&self, budget_ms: f64) -> Result<Option<(ClockStep, bool)>> {
+        self.fast_forward(budget_ms, true).await
+    }
+
+    async fn fast_forward(
+        &self,
+        budget_ms: f64,
+        freeze_if_idle: bool,
+    ) -> Result<Option<(ClockStep, bool)>> {
+        let mut exec = self.frames.execution.lock().await;
         if !exec.enabled || exec.kind == DriverKind::Deterministic {
             return Ok(None);
         }
-        let answer = self
-            .ask_page(format!(
+        let expression = if freeze_if_idle {
+            format!(
+                "(() => {{ const c = window.__wabpClock; if (!c || !c.settle) return null; \
+                 const s = c.settle({budget_ms:?}); \
+                 if (s && typeof s.frozenAt === 'number') s.viewport = {VIEWPORT_JS}; return s; }})()"
+            )
+        } else {
+            format!(
                 "window.__wabpClock && window.__wabpClock.advance ? window.__wabpClock.advance({budget_ms:?}) : null"
-            ))
-            .await?;
-        let Some(value) = answer.filter(|v| v.is_object()) else {
+            )
+        };
+        // A settle's step holds the animations in the same breath (the
+        // session keeps the order); they run on if the page did not freeze.
+        let hold_animations = async {
+            if freeze_if_idle {
+                Some(self.set_animation_rate(0.0, exec.kind).await)
+            } else {
+                None
+            }
+        };
+        let (answer, held) = tokio::join!(self.ask_page(expression), hold_animations);
+        let animations_held = matches!(held, Some(Ok(true)));
+        let step_and_frozen_at = answer.map(|answer| {
+            answer.filter(|v| v.is_object()).map(|value| {
+                let step = ClockStep {
+                    advanced_ms: value["jumped"].as_f64().unwrap_or(0.0).max(0.0),
+                    callbacks: value["ran"].as_u64().unwrap_or(0) as u32,
+                    since_mark_ms: value["since"].as_f64(),
+                };
+                (step, value["frozenAt"].as_f64(), value)
+            })
+        });
+        let frozen = matches!(step_and_frozen_at, Ok(Some((_, Some(_), _))));
+        if animations_held && !frozen {
+            self.set_animation_rate(1.0, exec.kind).await?;
+        }
+        let Some((step, frozen_at, value)) = step_and_frozen_at? else {
             return Ok(None);
         };
-        let step = ClockStep {
-            advanced_ms: value["jumped"].as_f64().unwrap_or(0.0).max(0.0),
-            callbacks: value["ran"].as_u64().unwrap_or(0) as u32,
-            since_mark_ms: value["since"].as_f64(),
-        };
-        let mut clock = self
-            .frames
-            .page_clock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        match clock.frozen_at_ms.as_mut() {
-            Some(at) => *at += step.advanced_ms,
-            None => clock.shift_ms += step.advanced_ms,
+        {
+            let mut clock = self
+                .frames
+                .page_clock
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            match clock.frozen_at_ms.as_mut() {
+                Some(at) => *at += step.advanced_ms,
+                None => clock.shift_ms += step.advanced_ms,
+            }
+            if frozen_at.is_some() {
+                clock.frozen_at_ms = frozen_at;
+            }
         }
-        drop(clock);
-        drop(exec);
-        Ok(Some(step))
+        let Some(frozen_at) = frozen_at else {
+            return Ok(Some((step, false)));
+        };
+        if !animations_held {
+            // A dialog holds the page (it can't have opened one: it ran
+            // nothing), or the animations could not be held: as after any
+            // freeze a dialog interrupts, the page runs on.
+            drop(exec);
+            self.thaw_page_clock().await?;
+            return Ok(Some((step, false)));
+        }
+        self.frames.forget_frozen_frame();
+        exec.paused = true;
+        exec.settled = true;
+        self.frames.remember_frozen_viewport(value["viewport"].clone());
+        // Documents that start from now on start frozen. Registered behind
+        // the answer: the next change of the clock's state waits for it
+        // (`register_page_clock` takes turns), and until then only a
+        // navigation the frozen page did not start (a meta refresh) could
+        // commit.
+        let driver = self.clone();
+        tokio::spawn(async move {
+            let start = ClockStart::Frozen {
+                at_ms: Some(frozen_at),
+            };
+            if let Err(e) = driver.register_page_clock(start).await {
+                tracing::debug!("registering the frozen page clock: {}", e.message);
+            }
+        });
+        Ok(Some((step, true)))
     }
 
     /// Marks the end of an action's dispatch on a compositor tab's page
@@ -498,6 +579,9 @@ impl FrameDriver {
         // answers nothing until it closes: stay unfrozen; the dialog's close
         // refreezes (`Engine::handle_dialog`). A renderer that does not
         // answer in time is reported, not waited for.
+        if std::mem::take(&mut exec.settled) && exec.paused {
+            return Ok(true);
+        }
         exec.paused = false;
         let stopped = if exec.kind == DriverKind::Deterministic {
             if let Some(clock) = exec.clock.take() {

@@ -39,6 +39,9 @@ pub struct Execution {
     pub enabled: bool,
     /// The page is frozen right now.
     pub paused: bool,
+    /// Frozen by a settle's last fast-forward (`FrameDriver::settle`): the
+    /// action's freeze that follows has nothing left to do.
+    pub settled: bool,
     /// Virtual time when control was first enabled, ms since the epoch.
     pub virtual_time_base_ms: Option<f64>,
     pub clock: Option<ClockTask>,
@@ -65,6 +68,7 @@ impl Execution {
             kind,
             enabled: false,
             paused: false,
+            settled: false,
             virtual_time_base_ms: None,
             clock: None,
         }
@@ -94,6 +98,9 @@ struct Drawn {
     last_png: Option<Arc<Vec<u8>>>,
     /// The frame taken while frozen; valid until the next thaw.
     frozen_png: Option<Arc<Vec<u8>>>,
+    /// The viewport read in the same page task that froze it (a settle's
+    /// last fast-forward); valid until the next thaw.
+    frozen_viewport: Option<serde_json::Value>,
 }
 
 pub struct Frames {
@@ -106,6 +113,8 @@ pub struct Frames {
     pub nudge: tokio::sync::Notify,
     /// The compositor driver's page clock (`page_clock.js`).
     pub page_clock: Mutex<PageClock>,
+    /// Taken for each replacement of the page clock's new-document script.
+    pub clock_registration: tokio::sync::Mutex<()>,
 }
 
 /// What a compositor tab's page clock needs from one freeze or thaw to the
@@ -143,6 +152,7 @@ impl Frames {
                 shift_ms: 0.0,
                 script: None,
             }),
+            clock_registration: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -162,6 +172,7 @@ impl Frames {
     pub fn forget_frozen_frame(&self) {
         let mut drawn = self.drawn();
         drawn.frozen_png = None;
+        drawn.frozen_viewport = None;
         if let Some(frame) = &mut drawn.last_frame {
             frame.frozen_since = false;
         }
@@ -172,6 +183,17 @@ impl Frames {
         let mut drawn = self.drawn();
         drawn.last_frame = None;
         drawn.frozen_png = None;
+        drawn.frozen_viewport = None;
+    }
+
+    /// Keeps the viewport read as the page froze (`VIEWPORT_JS`'s answer).
+    pub fn remember_frozen_viewport(&self, viewport: serde_json::Value) {
+        self.drawn().frozen_viewport = Some(viewport);
+    }
+
+    /// The viewport read as the page froze, if it is frozen since.
+    pub fn frozen_viewport(&self) -> Option<serde_json::Value> {
+        self.drawn().frozen_viewport.clone()
     }
 
     /// The frame taken since the page froze (PNG), if any.

@@ -62,6 +62,19 @@ impl crate::action::ActionTab for Tab {
         }
         Ok(step)
     }
+    async fn settle_clock(
+        &self,
+        budget_ms: f64,
+    ) -> Result<Option<(crate::action::ClockStep, bool)>> {
+        if self.pending_dialog().is_some() {
+            return Ok(None);
+        }
+        let step = self.driver().settle(budget_ms).await?;
+        if step.is_some_and(|(step, _)| step.callbacks > 0) {
+            self.catch_up().await;
+        }
+        Ok(step)
+    }
     fn fast_forward_after(&self) -> Duration {
         // Out-of-process frames signal through sessions of their own (a
         // select or a file chooser there comes by the browser), later than
@@ -96,7 +109,11 @@ impl crate::action::ActionTab for Tab {
         Ok((shot, layout.viewport, timing))
     }
     async fn viewport(&self) -> Result<(ViewportInfo, f64)> {
-        let value = self.session.evaluate_json(VIEWPORT_JS).await?;
+        // Read as the page froze, if it is frozen since: it can't have moved.
+        let value = match self.frames.frozen_viewport() {
+            Some(value) => value,
+            None => self.session.evaluate_json(VIEWPORT_JS).await?,
+        };
         Ok((parse_viewport(&value), crate::clock::page_clock(&value)))
     }
     async fn bodies_settled(&self, limit: Duration) {
