@@ -479,7 +479,10 @@ impl FrameDriver {
             })
         });
         let frozen = matches!(step_and_frozen_at, Ok(Some((_, Some(_), _))));
-        if animations_held && !frozen {
+        if held.is_some() && !frozen {
+            // Also when the hold did not answer: a dialog a callback raised
+            // holds it, and it runs once the dialog is answered; this runs
+            // after it.
             self.set_animation_rate(1.0, exec.kind).await?;
         }
         let Some((step, frozen_at, value)) = step_and_frozen_at? else {
