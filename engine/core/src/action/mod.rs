@@ -85,7 +85,10 @@ pub trait ActionTab: Send + Sync + 'static {
     /// [`ActionTab::freeze`] would, in the same page call. The settle thaws
     /// it again if it goes on after all.
     async fn settle_clock(&self, budget_ms: f64) -> Result<Option<(ClockStep, bool)>> {
-        Ok(self.advance_clock(budget_ms).await?.map(|step| (step, false)))
+        Ok(self
+            .advance_clock(budget_ms)
+            .await?
+            .map(|step| (step, false)))
     }
     /// How long after the dispatch a fast-forward may start: what the
     /// dispatch set off reaches the engine as signals within it.

@@ -433,8 +433,8 @@ async fn a_wait_that_goes_on_after_a_freezing_step_thaws_and_guesses_no_more() {
     assert_eq!(
         tab.take_steps(),
         [
-            "turn", "capture", "thaw", "dispatch", "mark", "settle", "thaw", "advance",
-            "advance", "freeze", "capture"
+            "turn", "capture", "thaw", "dispatch", "mark", "settle", "thaw", "advance", "advance",
+            "freeze", "capture"
         ]
     );
 }

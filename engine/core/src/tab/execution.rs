@@ -516,7 +516,8 @@ impl FrameDriver {
         self.frames.forget_frozen_frame();
         exec.paused = true;
         exec.settled = true;
-        self.frames.remember_frozen_viewport(value["viewport"].clone());
+        self.frames
+            .remember_frozen_viewport(value["viewport"].clone());
         // Documents that start from now on start frozen. Registered behind
         // the answer: the next change of the clock's state waits for it
         // (`register_page_clock` takes turns), and until then only a
