@@ -360,10 +360,11 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         let can_skip = fast_forward && in_flight.quiet() && !dialog_open();
         let skipped = if can_skip && started.elapsed() >= fast_forward_after {
             let budget_ms = recheck.as_secs_f64() * 1000.0;
+            let until_ms = clock.elapsed_ms() + budget_ms;
             let step = if expect_last_step {
-                tab.settle_clock(budget_ms).await
+                tab.settle_clock(budget_ms, until_ms).await
             } else {
-                tab.advance_clock(budget_ms)
+                tab.advance_clock(budget_ms, until_ms)
                     .await
                     .map(|step| step.map(|step| (step, false)))
             };

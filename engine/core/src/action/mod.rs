@@ -76,17 +76,24 @@ pub trait ActionTab: Send + Sync + 'static {
     async fn freeze(&self) -> Result<bool>;
     /// Moves the page's clock forward by up to `budget_ms` at once, running
     /// what comes due on the way; `None` when this tab's clock can't be
-    /// fast-forwarded (the settle then runs on the wall clock).
-    async fn advance_clock(&self, _budget_ms: f64) -> Result<Option<ClockStep>> {
+    /// fast-forwarded (the settle then runs on the wall clock). `until_ms`
+    /// is where the wait's clock will then stand, counted from the mark:
+    /// a page that did not see all the time since (its clock resumes a
+    /// frame after a thaw) is moved on that much further.
+    async fn advance_clock(&self, _budget_ms: f64, _until_ms: f64) -> Result<Option<ClockStep>> {
         Ok(None)
     }
     /// [`ActionTab::advance_clock`] for a step the settle expects to be its
     /// last: when nothing came due, the page is also frozen (true), as
     /// [`ActionTab::freeze`] would, in the same page call. The settle thaws
     /// it again if it goes on after all.
-    async fn settle_clock(&self, budget_ms: f64) -> Result<Option<(ClockStep, bool)>> {
+    async fn settle_clock(
+        &self,
+        budget_ms: f64,
+        until_ms: f64,
+    ) -> Result<Option<(ClockStep, bool)>> {
         Ok(self
-            .advance_clock(budget_ms)
+            .advance_clock(budget_ms, until_ms)
             .await?
             .map(|step| (step, false)))
     }

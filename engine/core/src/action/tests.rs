@@ -31,6 +31,9 @@ struct FakeTab {
     fast_forwards: AtomicBool,
     page_ms: AtomicU32,
     marked: Mutex<std::time::Instant>,
+    /// Real time since the mark the page's clock did not see (it resumes a
+    /// frame after a thaw).
+    unseen_ms: AtomicU32,
 }
 
 impl FakeTab {
@@ -47,6 +50,7 @@ impl FakeTab {
             fast_forwards: AtomicBool::new(false),
             page_ms: AtomicU32::new(0),
             marked: Mutex::new(std::time::Instant::now()),
+            unseen_ms: AtomicU32::new(0),
         })
     }
 
@@ -58,14 +62,19 @@ impl FakeTab {
         std::mem::take(&mut *self.steps.lock().unwrap())
     }
 
-    /// Skips `budget_ms` of page time: the step, counted from the mark.
-    fn skip(&self, budget_ms: f64) -> ClockStep {
-        let skipped = self.page_ms.fetch_add(budget_ms as u32, Ordering::SeqCst) as f64;
-        let ran_ms = self.marked.lock().unwrap().elapsed().as_secs_f64() * 1000.0;
+    /// Skips `budget_ms` of page time, or up to `until_ms` since the mark
+    /// if that is more: the step, counted from the mark.
+    fn skip(&self, budget_ms: f64, until_ms: f64) -> ClockStep {
+        let ran_ms = (self.marked.lock().unwrap().elapsed().as_secs_f64() * 1000.0
+            - self.unseen_ms.load(Ordering::SeqCst) as f64)
+            .max(0.0);
+        let since = ran_ms + self.page_ms.load(Ordering::SeqCst) as f64;
+        let jump = budget_ms.max(until_ms - since).ceil();
+        self.page_ms.fetch_add(jump as u32, Ordering::SeqCst);
         ClockStep {
-            advanced_ms: budget_ms,
+            advanced_ms: jump,
             callbacks: 0,
-            since_mark_ms: Some(ran_ms + skipped + budget_ms),
+            since_mark_ms: Some(since + jump),
         }
     }
 }
@@ -126,14 +135,18 @@ impl ActionTab for FakeTab {
         *self.marked.lock().unwrap() = std::time::Instant::now();
         Ok(true)
     }
-    async fn advance_clock(&self, budget_ms: f64) -> Result<Option<ClockStep>> {
+    async fn advance_clock(&self, budget_ms: f64, until_ms: f64) -> Result<Option<ClockStep>> {
         self.step("advance");
-        Ok(Some(self.skip(budget_ms)))
+        Ok(Some(self.skip(budget_ms, until_ms)))
     }
-    async fn settle_clock(&self, budget_ms: f64) -> Result<Option<(ClockStep, bool)>> {
+    async fn settle_clock(
+        &self,
+        budget_ms: f64,
+        until_ms: f64,
+    ) -> Result<Option<(ClockStep, bool)>> {
         self.step("settle");
         self.frozen.store(true, Ordering::SeqCst);
-        Ok(Some((self.skip(budget_ms), true)))
+        Ok(Some((self.skip(budget_ms, until_ms), true)))
     }
     async fn capture(
         &self,
@@ -420,6 +433,26 @@ async fn a_quiet_fast_forward_that_ends_the_wait_also_freezes_the_page() {
     );
     // The settle's quiet time was the page's, skipped.
     assert!(tab.page_ms.load(Ordering::SeqCst) > 0);
+}
+
+#[tokio::test]
+async fn a_page_that_did_not_see_the_time_since_the_mark_is_moved_on_by_it() {
+    let (tab, log) = (FakeTab::new(), Arc::new(Log::default()));
+    tab.fast_forwards.store(true, Ordering::SeqCst);
+    // The wait's first step comes 5 ms after the dispatch, which the page
+    // did not see: the step makes up for them, and the settle still ends
+    // in one page call.
+    tab.unseen_ms.store(1000, Ordering::SeqCst);
+    act(&tab, &log, options("quiet_100", 5000), dispatch_ok())
+        .await
+        .unwrap();
+    assert_eq!(
+        tab.take_steps(),
+        [
+            "turn", "capture", "thaw", "dispatch", "mark", "settle", "freeze", "capture"
+        ]
+    );
+    assert!(tab.page_ms.load(Ordering::SeqCst) >= 100);
 }
 
 #[tokio::test]

@@ -421,9 +421,10 @@ impl FrameDriver {
     /// execution control, the deterministic driver (its virtual time follows
     /// the begin-frames it is drawn with), a dialog holding the page, or a
     /// document without the clock.
-    pub async fn advance(&self, budget_ms: f64) -> Result<Option<ClockStep>> {
+    /// `until_ms`: see `ActionTab::advance_clock`.
+    pub async fn advance(&self, budget_ms: f64, until_ms: f64) -> Result<Option<ClockStep>> {
         Ok(self
-            .fast_forward(budget_ms, false)
+            .fast_forward(budget_ms, until_ms, false)
             .await?
             .map(|(step, _)| step))
     }
@@ -433,13 +434,14 @@ impl FrameDriver {
     /// viewport read (see `settle` in `page_clock.js`), and the action's
     /// freeze that follows has nothing left to do. True when it froze; a
     /// settle that goes on after all thaws the tab again.
-    pub async fn settle(&self, budget_ms: f64) -> Result<Option<(ClockStep, bool)>> {
-        self.fast_forward(budget_ms, true).await
+    pub async fn settle(&self, budget_ms: f64, until_ms: f64) -> Result<Option<(ClockStep, bool)>> {
+        self.fast_forward(budget_ms, until_ms, true).await
     }
 
     async fn fast_forward(
         &self,
         budget_ms: f64,
+        until_ms: f64,
         freeze_if_idle: bool,
     ) -> Result<Option<(ClockStep, bool)>> {
         let mut exec = self.frames.execution.lock().await;
@@ -449,12 +451,12 @@ impl FrameDriver {
         let expression = if freeze_if_idle {
             format!(
                 "(() => {{ const c = window.__wabpClock; if (!c || !c.settle) return null; \
-                 const s = c.settle({budget_ms:?}); \
+                 const s = c.settle({budget_ms:?}, {until_ms:?}); \
                  if (s && typeof s.frozenAt === 'number') s.viewport = {VIEWPORT_JS}; return s; }})()"
             )
         } else {
             format!(
-                "window.__wabpClock && window.__wabpClock.advance ? window.__wabpClock.advance({budget_ms:?}) : null"
+                "window.__wabpClock && window.__wabpClock.advance ? window.__wabpClock.advance({budget_ms:?}, {until_ms:?}) : null"
             )
         };
         // A settle's step holds the animations in the same breath (the

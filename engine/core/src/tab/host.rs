@@ -50,11 +50,15 @@ impl crate::action::ActionTab for Tab {
     async fn freeze(&self) -> Result<bool> {
         self.driver().freeze().await
     }
-    async fn advance_clock(&self, budget_ms: f64) -> Result<Option<crate::action::ClockStep>> {
+    async fn advance_clock(
+        &self,
+        budget_ms: f64,
+        until_ms: f64,
+    ) -> Result<Option<crate::action::ClockStep>> {
         if self.pending_dialog().is_some() {
             return Ok(None);
         }
-        let step = self.driver().advance(budget_ms).await?;
+        let step = self.driver().advance(budget_ms, until_ms).await?;
         // Callbacks ran: what they started (a request, a navigation) is
         // signalled before the wait goes on, however late the pump runs.
         if step.is_some_and(|step| step.callbacks > 0) {
@@ -65,11 +69,12 @@ impl crate::action::ActionTab for Tab {
     async fn settle_clock(
         &self,
         budget_ms: f64,
+        until_ms: f64,
     ) -> Result<Option<(crate::action::ClockStep, bool)>> {
         if self.pending_dialog().is_some() {
             return Ok(None);
         }
-        let step = self.driver().settle(budget_ms).await?;
+        let step = self.driver().settle(budget_ms, until_ms).await?;
         if step.is_some_and(|(step, _)| step.callbacks > 0) {
             self.catch_up().await;
         }

@@ -263,6 +263,14 @@
     }
     return { jumped, ran, since: mark === null ? null : pageNow() - mark };
   };
+  // The engine's budget `ms`, made up to `until` ms since the mark when the
+  // page saw less of the time since than the engine counts (its clock
+  // resumes a frame after a thaw): the settle then ends in one step.
+  const catchUp = (ms, until) => {
+    const budget = Math.max(0, Number(ms) || 0);
+    if (mark === null || typeof until !== 'number') return budget;
+    return Math.max(budget, until - (pageNow() - mark));
+  };
   // A thaw takes effect one frame later: a short command (a script, a read)
   // runs with the clock still, as on the deterministic driver, and a freeze
   // that comes first cancels it.
@@ -306,8 +314,8 @@
     },
     // The engine's fast-forward: a promise when callbacks ran (it resolves
     // once their microtasks and the next task have run).
-    advance(ms) {
-      const step = advance(ms, true);
+    advance(ms, until) {
+      const step = advance(catchUp(ms, until), true);
       return step.ran > 0 ? nextTask().then(() => step) : step;
     },
     // The engine's fast-forward when it expects the settle to end there: as
@@ -315,8 +323,8 @@
     // task (it ran nothing, so it started nothing), answering the frozen
     // `Date.now()` as `frozenAt`. One round trip instead of three, each of
     // which could land behind the page's next frame.
-    settle(ms) {
-      const step = advance(ms, true);
+    settle(ms, until) {
+      const step = advance(catchUp(ms, until), true);
       if (step.ran > 0) return nextTask().then(() => step);
       step.frozenAt = api.freeze();
       return step;
