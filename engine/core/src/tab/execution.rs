@@ -265,7 +265,16 @@ impl FrameDriver {
     /// Replaces the page clock registered for new documents.
     async fn register_page_clock(&self, start: ClockStart) -> Result<()> {
         // One registration at a time: each replaces the one before.
-        let _turn = self.frames.clock_registration.lock().await;
+        let turn = self.frames.clock_registration.clone().lock_owned().await;
+        self.register_page_clock_in_turn(start, turn).await
+    }
+
+    /// [`FrameDriver::register_page_clock`] with the turn already taken.
+    async fn register_page_clock_in_turn(
+        &self,
+        start: ClockStart,
+        _turn: tokio::sync::OwnedMutexGuard<()>,
+    ) -> Result<()> {
         let (token, previous) = {
             let mut clock = self
                 .frames
@@ -521,16 +530,17 @@ impl FrameDriver {
         self.frames
             .remember_frozen_viewport(value["viewport"].clone());
         // Documents that start from now on start frozen. Registered behind
-        // the answer: the next change of the clock's state waits for it
-        // (`register_page_clock` takes turns), and until then only a
-        // navigation the frozen page did not start (a meta refresh) could
-        // commit.
+        // the answer, its turn taken now: the next change of the clock's
+        // state waits for it (`register_page_clock` takes turns), and until
+        // then only a navigation the frozen page did not start (a meta
+        // refresh) could commit.
+        let turn = self.frames.clock_registration.clone().lock_owned().await;
         let driver = self.clone();
         tokio::spawn(async move {
             let start = ClockStart::Frozen {
                 at_ms: Some(frozen_at),
             };
-            if let Err(e) = driver.register_page_clock(start).await {
+            if let Err(e) = driver.register_page_clock_in_turn(start, turn).await {
                 tracing::debug!("registering the frozen page clock: {}", e.message);
             }
         });

@@ -114,7 +114,7 @@ pub struct Frames {
     /// The compositor driver's page clock (`page_clock.js`).
     pub page_clock: Mutex<PageClock>,
     /// Taken for each replacement of the page clock's new-document script.
-    pub clock_registration: tokio::sync::Mutex<()>,
+    pub clock_registration: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// What a compositor tab's page clock needs from one freeze or thaw to the
@@ -152,7 +152,7 @@ impl Frames {
                 shift_ms: 0.0,
                 script: None,
             }),
-            clock_registration: tokio::sync::Mutex::new(()),
+            clock_registration: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 
