@@ -68,6 +68,8 @@ const BUDGET_STUCK: Duration = Duration::from_millis(500);
 const PAY_OUT_LIMIT: Duration = Duration::from_secs(3);
 /// Bound on one clock step's CDP commands.
 const STEP_LIMIT: Duration = Duration::from_secs(2);
+/// How long a command queued behind an open dialog may wait for its answer.
+const DIALOG_RELEASE_LIMIT: Duration = Duration::from_secs(600);
 /// Bound on a compositor capture, after which the last frame stands in.
 const COMPOSITOR_CAPTURE_LIMIT: Duration = Duration::from_secs(5);
 /// The compositor driver's page clock, before its placeholders are filled.
@@ -490,11 +492,15 @@ impl FrameDriver {
             })
         });
         let frozen = matches!(step_and_frozen_at, Ok(Some((_, Some(_), _))));
-        if held.is_some() && !frozen {
-            // Also when the hold did not answer: a dialog a callback raised
-            // holds it, and it runs once the dialog is answered; this runs
-            // after it.
-            self.set_animation_rate(1.0, exec.kind).await?;
+        if held.is_some() && !(frozen && animations_held) {
+            if animations_held {
+                self.set_animation_rate(1.0, exec.kind).await?;
+            } else {
+                // The hold did not answer: a dialog (a callback raised it,
+                // or a frame's) holds it, and it runs once the dialog is
+                // answered. The release queues behind it.
+                self.release_animations_behind_dialog();
+            }
         }
         let Some((step, frozen_at, value)) = step_and_frozen_at? else {
             return Ok(None);
@@ -517,9 +523,9 @@ impl FrameDriver {
             return Ok(Some((step, false)));
         };
         if !animations_held {
-            // A dialog holds the page (it can't have opened one: it ran
-            // nothing), or the animations could not be held: as after any
-            // freeze a dialog interrupts, the page runs on.
+            // A dialog holds the page (a frame's timer raised it; the page
+            // itself ran nothing): as after any freeze a dialog
+            // interrupts, the page runs on.
             drop(exec);
             self.thaw_page_clock().await?;
             return Ok(Some((step, false)));
@@ -541,7 +547,10 @@ impl FrameDriver {
                 at_ms: Some(frozen_at),
             };
             if let Err(e) = driver.register_page_clock_in_turn(start, turn).await {
-                tracing::debug!("registering the frozen page clock: {}", e.message);
+                tracing::warn!(
+                    "the frozen page clock could not be registered for new documents: {}",
+                    e.message
+                );
             }
         });
         Ok(Some((step, true)))
@@ -595,7 +604,13 @@ impl FrameDriver {
         // answers nothing until it closes: stay unfrozen; the dialog's close
         // refreezes (`Engine::handle_dialog`). A renderer that does not
         // answer in time is reported, not waited for.
-        if std::mem::take(&mut exec.settled) && exec.paused {
+        // Frozen by the settle's last step, and still the document it froze
+        // (a new one drops the viewport read then; it may have started
+        // running before the frozen clock's registration landed).
+        if std::mem::take(&mut exec.settled)
+            && exec.paused
+            && self.frames.frozen_viewport().is_some()
+        {
             return Ok(true);
         }
         exec.paused = false;
@@ -671,6 +686,31 @@ impl FrameDriver {
             targets.set_setup(setup);
         }
         Ok(set)
+    }
+
+    /// Animations back at rate 1 once the dialog that holds the page's
+    /// renderer is answered: the command waits there behind the hold sent
+    /// before it (bounded by `DIALOG_RELEASE_LIMIT`).
+    fn release_animations_behind_dialog(&self) {
+        let driver = self.clone();
+        tokio::spawn(async move {
+            let release = driver
+                .session
+                .execute_within(SetPlaybackRateParams::new(1.0), DIALOG_RELEASE_LIMIT)
+                .await;
+            if let Err(e) = release {
+                tracing::debug!("animations after a dialog: {}", e.message);
+            }
+            driver
+                .mirror("Animation.setPlaybackRate", json!({ "playbackRate": 1.0 }))
+                .await;
+            if let Some(targets) = driver.session.frame_targets() {
+                targets.set_setup(vec![
+                    ("Animation.enable", json!({})),
+                    ("Animation.setPlaybackRate", json!({ "playbackRate": 1.0 })),
+                ]);
+            }
+        });
     }
 
     /// Sends a command to the page's out-of-process frames, if it has any

@@ -164,8 +164,17 @@ impl Frames {
         self.drawn().last_frame.clone()
     }
 
+    /// `None` also drops what was read from the frozen page: the engine
+    /// drops the last frame when it changed the page without a thaw (an
+    /// answered `<select>`, picker or file chooser runs the page's
+    /// handlers).
     pub fn set_last_frame(&self, frame: Option<CachedFrame>) {
-        self.drawn().last_frame = frame;
+        let mut drawn = self.drawn();
+        if frame.is_none() {
+            drawn.frozen_png = None;
+            drawn.frozen_viewport = None;
+        }
+        drawn.last_frame = frame;
     }
 
     /// The page is about to run: frames taken while frozen stop being current.
