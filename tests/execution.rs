@@ -339,6 +339,47 @@ fn file_chooser_events_and_endpoint() {
     });
 }
 
+/// Answering a `<select>` runs the page's handlers on a frozen page: what
+/// was read from the page as it froze no longer stands for it.
+#[test]
+fn a_select_answered_on_a_frozen_page_drops_what_was_read_before() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/events").await;
+        h.eval(
+            &tab,
+            "document.body.style.minHeight = '3000px'; \
+             document.getElementById('single').addEventListener('change', () => scrollTo(0, 400)); 0",
+        )
+        .await;
+        let (x, y) = h.center(&tab, "#single").await;
+        let none = json!({ "area": "none" });
+        let (_, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": x, "y": y, "screenshot": none }),
+            )
+            .await;
+        let open = event(&env, "select_open").expect("select_open event");
+        let id = open["data"]["id"].as_str().unwrap().to_string();
+        let (status, ok) = h
+            .post(&format!("/select/{id}"), json!({ "indices": [2] }))
+            .await;
+        assert_eq!(status, 200, "{ok}");
+        // An action that moves nothing: it starts where the handler left
+        // the page, so it reports no scroll of its own.
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": 5, "y": 5, "screenshot": none }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert!(event(&env, "scroll").is_none(), "{}", env["events"]);
+        assert_eq!(env["scroll"]["vertical_px"], 400.0, "{}", env["scroll"]);
+    });
+}
+
 #[test]
 fn select_popups_are_intercepted_and_answered() {
     let (h, _g) = shared();
