@@ -356,6 +356,57 @@ fn type_and_keyboard_press_down_up() {
     });
 }
 
+/// `type`'s 2 ms between keystrokes is page time: the page's clock shows
+/// the gap, and a timer a keystroke sets for 1 ms runs before the next one,
+/// even in the first frame after the thaw, when the page's clock would
+/// otherwise still stand.
+#[test]
+fn typed_keystrokes_are_two_ms_apart_on_the_page_clock() {
+    let (h, _g) = shared();
+    block_on(async {
+        let id = h.tab_on("/").await;
+        h.eval(
+            &id,
+            "(() => { window.typed = []; const i = document.getElementById('name'); i.focus(); \
+             i.addEventListener('keydown', e => { window.typed.push({ key: e.key, at: performance.now() }); \
+             setTimeout(() => window.typed.push({ timer: e.key }), 1); }); return true; })()",
+        )
+        .await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/type"),
+                json!({ "text": "abcdef", "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let typed = h.eval(&id, "window.typed").await;
+        let typed = typed.as_array().unwrap();
+        let keys: Vec<&Value> = typed.iter().filter(|e| e.get("key").is_some()).collect();
+        assert_eq!(keys.len(), 6, "{typed:?}");
+        for pair in keys.windows(2) {
+            let gap = pair[1]["at"].as_f64().unwrap() - pair[0]["at"].as_f64().unwrap();
+            assert!(
+                gap >= 1.9,
+                "keystrokes {gap} ms apart on the page's clock: {typed:?}"
+            );
+        }
+        // Each keystroke's timer, before the next keystroke.
+        let order: Vec<String> = typed
+            .iter()
+            .map(|e| match (e.get("key"), e.get("timer")) {
+                (Some(k), _) => format!("key {}", k.as_str().unwrap()),
+                (_, Some(t)) => format!("timer {}", t.as_str().unwrap()),
+                _ => unreachable!(),
+            })
+            .collect();
+        let expected: Vec<String> = "abcdef"
+            .chars()
+            .flat_map(|c| [format!("key {c}"), format!("timer {c}")])
+            .collect();
+        assert_eq!(order, expected);
+    });
+}
+
 #[test]
 fn scroll_and_move_update_page_and_envelope() {
     let (h, _g) = shared();

@@ -200,6 +200,9 @@ pub trait PageHost: Send + Sync {
     async fn key_up(&self, key: &str, modifiers: Modifiers) -> HostResult<()>;
     async fn key_press(&self, key: &str, modifiers: Modifiers) -> HostResult<()>;
     async fn insert_text(&self, text: &str) -> HostResult<()>;
+    /// Lets `ms` of the page's time pass between input events: a jump of
+    /// the page clock where the tab has one, else a real wait.
+    async fn pause(&self, ms: u32) -> HostResult<()>;
     async fn query_selector_all(&self, selector: &str) -> HostResult<Vec<ElementBox>>;
     async fn element_at(&self, x: f64, y: f64) -> HostResult<Option<ElementBox>>;
     async fn viewport(&self) -> HostResult<ViewportInfo>;

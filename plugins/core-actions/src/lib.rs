@@ -11,8 +11,9 @@ use wabp_plugin_sdk::{ActionPlugin, ActionSpec, Context, Params, PluginError, Va
 
 struct CoreActions;
 
-/// Pause between keystrokes of `type`, so pages that debounce or autocomplete
-/// on input see separate events.
+/// Pause between keystrokes of `type` (the ABP contract's fixed 2 ms), so
+/// pages that debounce or autocomplete on input see separate events. Page
+/// time: on the page clock it costs a jump, not a real wait.
 const KEYSTROKE_GAP_MS: u32 = 2;
 /// Longest `hover` dwell.
 const MAX_HOVER_MS: u32 = 10_000;
@@ -430,7 +431,7 @@ fn type_text(p: &Params) -> Result<Value, PluginError> {
     }
     for (i, c) in text.replace("\r\n", "\n").chars().enumerate() {
         if i > 0 {
-            sleep_ms(KEYSTROKE_GAP_MS);
+            input::pause(KEYSTROKE_GAP_MS)?;
         }
         let key = match c {
             // Control characters have no key of their own; type them as the

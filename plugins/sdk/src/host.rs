@@ -53,6 +53,13 @@ pub mod input {
     pub fn insert_text(text: &str) -> Result<(), HostError> {
         wit::insert_text(text)
     }
+
+    /// Lets `ms` of the page's time pass between input events, as a user's
+    /// pause would: on the engine's page clock a jump (the timers that come
+    /// due run, no real waiting), elsewhere a real wait.
+    pub fn pause(ms: u32) -> Result<(), HostError> {
+        wit::pause(ms)
+    }
 }
 
 /// Reading the page's layout without running page script (capability `page`).

@@ -435,9 +435,32 @@ impl FrameDriver {
     /// `until_ms`: see `ActionTab::advance_clock`.
     pub async fn advance(&self, budget_ms: f64, until_ms: f64) -> Result<Option<ClockStep>> {
         Ok(self
-            .fast_forward(budget_ms, until_ms, false)
+            .fast_forward(budget_ms, Some(until_ms), false)
             .await?
             .map(|(step, _)| step))
+    }
+
+    /// Lets `ms` of a compositor tab's page time pass at once, between two
+    /// input events of an action's dispatch: the clock jumps, and the
+    /// timers that come due on the way run, each at its own time (a few
+    /// steps when callbacks run, as in a settle). False when the tab has no
+    /// page clock to jump (see [`FrameDriver::advance`]): the caller then
+    /// waits in real time.
+    pub async fn pass_time(&self, ms: f64) -> Result<bool> {
+        // A zero-delay interval could keep every step short: the rest of
+        // the time is then not given, rather than the dispatch held.
+        const MOST_STEPS: usize = 8;
+        let mut left = ms;
+        for _ in 0..MOST_STEPS {
+            let Some((step, _)) = self.fast_forward(left, None, false).await? else {
+                return Ok(false);
+            };
+            left -= step.advanced_ms;
+            if step.callbacks == 0 || left <= 0.0 {
+                break;
+            }
+        }
+        Ok(true)
     }
 
     /// [`FrameDriver::advance`] for the step a settle expects to be its last:
@@ -446,28 +469,31 @@ impl FrameDriver {
     /// freeze that follows has nothing left to do. True when it froze; a
     /// settle that goes on after all thaws the tab again.
     pub async fn settle(&self, budget_ms: f64, until_ms: f64) -> Result<Option<(ClockStep, bool)>> {
-        self.fast_forward(budget_ms, until_ms, true).await
+        self.fast_forward(budget_ms, Some(until_ms), true).await
     }
 
+    /// `until_ms`: where the wait's clock will stand, counted from the mark
+    /// (see `catchUp` in `page_clock.js`); none outside a wait.
     async fn fast_forward(
         &self,
         budget_ms: f64,
-        until_ms: f64,
+        until_ms: Option<f64>,
         freeze_if_idle: bool,
     ) -> Result<Option<(ClockStep, bool)>> {
         let mut exec = self.frames.execution.lock().await;
         if !exec.enabled || exec.kind == DriverKind::Deterministic {
             return Ok(None);
         }
+        let until_ms = until_ms.map_or_else(|| "null".to_string(), |until| format!("{until:?}"));
         let expression = if freeze_if_idle {
             format!(
                 "(() => {{ const c = window.__wabpClock; if (!c || !c.settle) return null; \
-                 const s = c.settle({budget_ms:?}, {until_ms:?}); \
+                 const s = c.settle({budget_ms:?}, {until_ms}); \
                  if (s && typeof s.frozenAt === 'number') s.viewport = {VIEWPORT_JS}; return s; }})()"
             )
         } else {
             format!(
-                "window.__wabpClock && window.__wabpClock.advance ? window.__wabpClock.advance({budget_ms:?}, {until_ms:?}) : null"
+                "window.__wabpClock && window.__wabpClock.advance ? window.__wabpClock.advance({budget_ms:?}, {until_ms}) : null"
             )
         };
         // A settle's step holds the animations in the same breath (the

@@ -279,6 +279,15 @@ impl PageHost for Tab {
             .await?;
         Ok(())
     }
+    async fn pause(&self, ms: u32) -> HostResult<()> {
+        if ms == 0 {
+            return Ok(());
+        }
+        if !self.driver().pass_time(f64::from(ms)).await? {
+            tokio::time::sleep(Duration::from_millis(u64::from(ms))).await;
+        }
+        Ok(())
+    }
     async fn query_selector_all(&self, selector: &str) -> HostResult<Vec<ElementBox>> {
         let function = format!(
             "(sel) => {{ {BOX_OF}; let els; try {{ els = Array.from(document.querySelectorAll(sel)).slice(0, 1000); }} catch (e) {{ return {{ error: 'invalid selector ' + JSON.stringify(sel) + ': ' + e.message }}; }} return els.map(boxOf); }}"

@@ -96,4 +96,14 @@ impl Host for HostState {
             .insert_text(&text)
             .await?)
     }
+    async fn pause(&mut self, ms: u32) -> Result<(), HostError> {
+        let page = self.granted_page(Capability::Input)?;
+        // Never past the call's deadline.
+        let left = self
+            .deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .as_millis();
+        let ms = u32::try_from(left).map_or(ms, |left| ms.min(left));
+        Ok(page.pause(ms).await?)
+    }
 }
