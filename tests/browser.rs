@@ -356,6 +356,52 @@ fn type_and_keyboard_press_down_up() {
     });
 }
 
+/// A click's move goes ahead of its answer, and a drag's moves stay events
+/// of their own: the page sees each, in order, at its point.
+#[test]
+fn pointer_moves_reach_the_page_in_order_and_uncoalesced() {
+    let (h, _g) = shared();
+    block_on(async {
+        let id = h.tab_on("/").await;
+        h.eval(
+            &id,
+            "(() => { window.pointer = []; for (const t of ['mousemove', 'mousedown', 'mouseup', 'click']) \
+             document.addEventListener(t, e => window.pointer.push(t + ' ' + e.clientX + ',' + e.clientY), true); \
+             return true; })()",
+        )
+        .await;
+        let none = json!({ "area": "none" });
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": 150, "y": 120, "screenshot": none }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/drag"),
+                json!({ "start_x": 700, "start_y": 600, "end_x": 760, "end_y": 660, "steps": 6, "screenshot": none }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let seen = h.eval(&id, "window.pointer").await;
+        let mut expected: Vec<String> = [
+            "mousemove 150,120",
+            "mousedown 150,120",
+            "mouseup 150,120",
+            "click 150,120",
+            "mousemove 700,600",
+            "mousedown 700,600",
+        ]
+        .map(String::from)
+        .to_vec();
+        expected.extend((1..=6).map(|i| format!("mousemove {},{}", 700 + 10 * i, 600 + 10 * i)));
+        expected.extend(["mouseup 760,660".to_string(), "click 760,660".to_string()]);
+        assert_eq!(seen, json!(expected));
+    });
+}
+
 /// `type`'s 2 ms between keystrokes is page time: the page's clock shows
 /// the gap, and a timer a keystroke sets for 1 ms runs before the next one,
 /// even in the first frame after the thaw, when the page's clock would

@@ -1313,8 +1313,12 @@ impl Engine {
                     tab_id: tab.id.clone(),
                     pointer: tab.pointer().unwrap_or((0.0, 0.0)),
                 };
-                let host: Arc<dyn PageHost> = tab;
-                Ok(handler.run(&name, params, context, host).await?)
+                let host: Arc<dyn PageHost> = tab.clone();
+                let result = handler.run(&name, params, context, host).await?;
+                // A last mouse move's answer (see `Tab::mouse`) is part of
+                // the dispatch.
+                tab.input_answered().await?;
+                Ok(result)
             })
         });
         self.run_action(caller, tab_id, options, kind, dispatch)

@@ -127,6 +127,8 @@ pub struct Tab {
     catch_up: tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>,
     /// Events that happened outside any action, for the next one's envelope.
     noted: StdMutex<Vec<TabEvent>>,
+    /// A mouse move sent ahead of its answer (see [`Tab::mouse`]).
+    move_unanswered: StdMutex<Option<JoinHandle<Result<()>>>>,
     /// Popups this tab opened that are still being attached: the action
     /// that opened them waits (bounded) for their `popup` events.
     popups_adopting: tokio::sync::watch::Sender<usize>,
@@ -209,6 +211,7 @@ impl Tab {
             prompts,
             observation: Observation::default(),
             noted: StdMutex::new(Vec::new()),
+            move_unanswered: StdMutex::new(None),
             navigator,
             popups_adopting: tokio::sync::watch::Sender::new(0),
             interception: StdMutex::new(None),
@@ -1102,6 +1105,7 @@ impl Tab {
             };
             (cdp_button, held)
         };
+        let is_move = kind == DispatchMouseEventType::MouseMoved;
         let params = DispatchMouseEventParams::builder()
             .r#type(kind)
             .x(x)
@@ -1113,10 +1117,45 @@ impl Tab {
             .build()
             .map_err(Error::internal)?;
         self.set_pointer(x, y);
+        if is_move {
+            // A renderer answers a move at its next frame (moves are
+            // aligned to frames): up to 16 ms spent on nothing, since what
+            // comes next (a press, a key, a page call) queues behind the move
+            // in the session anyway. So the move takes its place in the
+            // session's order now, and its answer is awaited by the next
+            // input event or `Tab::input_answered`. One move at a time: moves
+            // queued together would reach the page coalesced into one.
+            self.input_answered().await?;
+            let (session, frames) = (self.session.clone(), self.frames.clone());
+            let mut send = Box::pin(async move {
+                session
+                    .execute_unless_dialog(params, Some(&frames.nudge))
+                    .await
+                    .map(|_| ())
+            });
+            // The first poll hands the command to the connection.
+            if let std::task::Poll::Ready(sent) = futures::poll!(send.as_mut()) {
+                return sent;
+            }
+            *self.move_unanswered.lock().unwrap() = Some(tokio::spawn(send));
+            return Ok(());
+        }
         self.session
             .execute_unless_dialog(params, Some(&self.frames.nudge))
             .await?;
-        Ok(())
+        self.input_answered().await
+    }
+
+    /// Awaits the answer of a mouse move sent ahead of it (see
+    /// [`Tab::mouse`]): its error, if any, is the caller's.
+    pub async fn input_answered(&self) -> Result<()> {
+        let unanswered = self.move_unanswered.lock().unwrap().take();
+        match unanswered {
+            Some(answer) => answer
+                .await
+                .map_err(|e| Error::internal(format!("the mouse move's task failed: {e}")))?,
+            None => Ok(()),
+        }
     }
 
     async fn key(&self, kind: DispatchKeyEventType, key: &str, modifiers: Modifiers) -> Result<()> {
@@ -1151,7 +1190,7 @@ impl Tab {
                 Some(&self.frames.nudge),
             )
             .await?;
-        Ok(())
+        self.input_answered().await
     }
 
     /// Runs `function(arg)` in the page; `function` is JS source.
