@@ -40,6 +40,7 @@ fn setup(dir: &Path) {
         "test-ungranted",
         "test-markup",
         "test-wait",
+        "test-pointer",
     ] {
         install(krate, dir, krate);
     }
@@ -187,6 +188,27 @@ fn markup_and_wait_plugins_extend_screenshots_and_waits() {
             .await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(env["timing"]["wait_reason"], "third_poll");
+    });
+}
+
+/// A mouse move goes ahead of its answer (the renderer answers it only at
+/// its next frame); a plugin's next call to the page still comes after the
+/// page handled the move.
+#[test]
+fn a_page_call_after_a_mouse_move_sees_the_move() {
+    let (h, _g) = harness();
+    block_on(async {
+        let id = h.tab_on("/").await;
+        for (x, y) in [(310, 420), (520, 260), (130, 610)] {
+            let (status, body) = h
+                .post(
+                    &format!("/tabs/{id}/actions/move_then_read"),
+                    json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+                )
+                .await;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(body["result"]["seen"], json!([x, y]), "{body}");
+        }
     });
 }
 

@@ -149,6 +149,8 @@ impl crate::action::ActionTab for Tab {
     }
 }
 
+/// Calls other than input events first await the answer of a mouse move
+/// sent ahead of it (see `Tab::mouse`): what the move set off comes first.
 #[async_trait]
 impl PageHost for Tab {
     async fn mouse_move(&self, x: f64, y: f64) -> HostResult<()> {
@@ -209,6 +211,7 @@ impl PageHost for Tab {
         delta_y: f64,
         modifiers: Modifiers,
     ) -> HostResult<()> {
+        self.input_answered().await?;
         check_point(x, y)?;
         check_point(delta_x, delta_y)?;
         let params = DispatchMouseEventParams::builder()
@@ -257,13 +260,18 @@ impl PageHost for Tab {
             // A character with no key (e.g. a control character): type it.
             return self.insert_text(key).await;
         }
-        self.key(DispatchKeyEventType::KeyDown, key, modifiers)
-            .await?;
-        Ok(self
-            .key(DispatchKeyEventType::KeyUp, key, modifiers)
-            .await?)
+        // Sent together: the session keeps their order, the press and the
+        // release are one round trip, and the release's answer comes after
+        // the press was handled.
+        let (down, up) = tokio::join!(
+            self.key(DispatchKeyEventType::KeyDown, key, modifiers),
+            self.key(DispatchKeyEventType::KeyUp, key, modifiers)
+        );
+        down?;
+        Ok(up?)
     }
     async fn insert_text(&self, text: &str) -> HostResult<()> {
+        self.input_answered().await?;
         // Chromium's editing inserts a text line by line, each line break
         // costing more than the last (2,000 lines: 14 s). Into a focused
         // <textarea> a long many-line text goes in one step instead, as the
@@ -284,6 +292,7 @@ impl PageHost for Tab {
         Ok(())
     }
     async fn pause(&self, ms: u32) -> HostResult<()> {
+        self.input_answered().await?;
         if ms == 0 {
             return Ok(());
         }
@@ -293,6 +302,7 @@ impl PageHost for Tab {
         Ok(())
     }
     async fn query_selector_all(&self, selector: &str) -> HostResult<Vec<ElementBox>> {
+        self.input_answered().await?;
         let function = format!(
             "(sel) => {{ {BOX_OF}; let els; try {{ els = Array.from(document.querySelectorAll(sel)).slice(0, 1000); }} catch (e) {{ return {{ error: 'invalid selector ' + JSON.stringify(sel) + ': ' + e.message }}; }} return els.map(boxOf); }}"
         );
@@ -308,6 +318,7 @@ impl PageHost for Tab {
             .unwrap_or_default())
     }
     async fn element_at(&self, x: f64, y: f64) -> HostResult<Option<ElementBox>> {
+        self.input_answered().await?;
         let function = format!(
             "(p) => {{ {BOX_OF}; const el = document.elementFromPoint(p[0], p[1]); return el ? boxOf(el) : null; }}"
         );
@@ -317,11 +328,13 @@ impl PageHost for Tab {
         Ok(parse_box(&value))
     }
     async fn viewport(&self) -> HostResult<ViewportInfo> {
+        self.input_answered().await?;
         Ok(parse_viewport(
             &self.session.evaluate_json(VIEWPORT_JS).await?,
         ))
     }
     async fn scroll_into_view(&self, selector: &str) -> HostResult<ElementBox> {
+        self.input_answered().await?;
         let function = format!(
             "(sel) => {{ {BOX_OF}; let el; try {{ el = document.querySelector(sel); }} catch (e) {{ return {{ error: 'invalid selector: ' + e.message }}; }} if (!el) return {{ error: 'no element matches ' + JSON.stringify(sel) }}; el.scrollIntoView({{ block: 'center', inline: 'center', behavior: 'instant' }}); return boxOf(el); }}"
         );
@@ -334,28 +347,36 @@ impl PageHost for Tab {
         parse_box(&value).ok_or_else(|| HostError::Failed("no element box".into()))
     }
     async fn locate(&self, target: &Target) -> HostResult<Located> {
+        self.input_answered().await?;
         self.refs().locate_target(target).await
     }
     async fn focus(&self, target: &Target, select_all: bool) -> HostResult<ElementBox> {
+        self.input_answered().await?;
         self.refs().focus_target(target, select_all).await
     }
     async fn dispatch_change(&self, target: &Target) -> HostResult<()> {
+        self.input_answered().await?;
         self.refs().dispatch_change_on(target).await
     }
     async fn evaluate(&self, expression: &str) -> HostResult<String> {
+        self.input_answered().await?;
         let (value, _) = self.session.evaluate_value(expression).await?;
         Ok(value.to_string())
     }
     async fn navigate(&self, url: &str, referrer: Option<&str>) -> HostResult<()> {
+        self.input_answered().await?;
         Ok(self.navigate_to(url, referrer, false).await?)
     }
     async fn back(&self) -> HostResult<()> {
+        self.input_answered().await?;
         Ok(self.history_step(-1).await?)
     }
     async fn forward(&self) -> HostResult<()> {
+        self.input_answered().await?;
         Ok(self.history_step(1).await?)
     }
     async fn reload(&self) -> HostResult<()> {
+        self.input_answered().await?;
         Ok(self.reload_page().await?)
     }
 }
