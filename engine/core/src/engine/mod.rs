@@ -1314,10 +1314,12 @@ impl Engine {
                     pointer: tab.pointer().unwrap_or((0.0, 0.0)),
                 };
                 let host: Arc<dyn PageHost> = tab.clone();
-                let result = handler.run(&name, params, context, host).await?;
+                let result = handler.run(&name, params, context, host).await;
                 // A last mouse move's answer (see `Tab::mouse`) is part of
-                // the dispatch.
-                tab.input_answered().await?;
+                // the dispatch, whatever the plugin answered.
+                let answered = tab.input_answered().await;
+                let result = result?;
+                answered?;
                 Ok(result)
             })
         });
