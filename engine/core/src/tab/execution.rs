@@ -525,7 +525,7 @@ impl FrameDriver {
                 // The hold did not answer: a dialog (a callback raised it,
                 // or a frame's) holds it, and it runs once the dialog is
                 // answered. The release queues behind it.
-                self.release_animations_behind_dialog();
+                self.release_animations_behind_dialog(exec.kind);
             }
         }
         let Some((step, frozen_at, value)) = step_and_frozen_at? else {
@@ -690,11 +690,26 @@ impl FrameDriver {
     /// CSS and Web Animations at `rate` (0 holds them); false when a dialog
     /// holds the page.
     async fn set_animation_rate(&self, rate: f64, kind: DriverKind) -> Result<bool> {
-        let set = self
-            .session
-            .execute_until_blocked(SetPlaybackRateParams::new(rate), STEP_LIMIT, None)
-            .await?
-            .is_some();
+        self.animation_rate(rate, kind, None).await
+    }
+
+    /// [`FrameDriver::set_animation_rate`]; `through_dialog` waits that long
+    /// through a dialog that holds the renderer instead of giving up.
+    async fn animation_rate(
+        &self,
+        rate: f64,
+        kind: DriverKind,
+        through_dialog: Option<Duration>,
+    ) -> Result<bool> {
+        let params = SetPlaybackRateParams::new(rate);
+        let set = match through_dialog {
+            Some(limit) => self.session.execute_within(params, limit).await.is_ok(),
+            None => self
+                .session
+                .execute_until_blocked(params, STEP_LIMIT, None)
+                .await?
+                .is_some(),
+        };
         self.mirror("Animation.setPlaybackRate", json!({ "playbackRate": rate }))
             .await;
         if let Some(targets) = self.session.frame_targets() {
@@ -717,24 +732,15 @@ impl FrameDriver {
     /// Animations back at rate 1 once the dialog that holds the page's
     /// renderer is answered: the command waits there behind the hold sent
     /// before it (bounded by `DIALOG_RELEASE_LIMIT`).
-    fn release_animations_behind_dialog(&self) {
+    fn release_animations_behind_dialog(&self, kind: DriverKind) {
         let driver = self.clone();
         tokio::spawn(async move {
-            let release = driver
-                .session
-                .execute_within(SetPlaybackRateParams::new(1.0), DIALOG_RELEASE_LIMIT)
-                .await;
-            if let Err(e) = release {
-                tracing::debug!("animations after a dialog: {}", e.message);
-            }
-            driver
-                .mirror("Animation.setPlaybackRate", json!({ "playbackRate": 1.0 }))
-                .await;
-            if let Some(targets) = driver.session.frame_targets() {
-                targets.set_setup(vec![
-                    ("Animation.enable", json!({})),
-                    ("Animation.setPlaybackRate", json!({ "playbackRate": 1.0 })),
-                ]);
+            match driver
+                .animation_rate(1.0, kind, Some(DIALOG_RELEASE_LIMIT))
+                .await
+            {
+                Ok(true) => {}
+                _ => tracing::debug!("animations after a dialog: no answer"),
             }
         });
     }

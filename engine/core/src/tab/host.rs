@@ -55,30 +55,17 @@ impl crate::action::ActionTab for Tab {
         budget_ms: f64,
         until_ms: f64,
     ) -> Result<Option<crate::action::ClockStep>> {
-        if self.pending_dialog().is_some() {
-            return Ok(None);
-        }
-        let step = self.driver().advance(budget_ms, until_ms).await?;
-        // Callbacks ran: what they started (a request, a navigation) is
-        // signalled before the wait goes on, however late the pump runs.
-        if step.is_some_and(|step| step.callbacks > 0) {
-            self.catch_up().await;
-        }
-        Ok(step)
+        Ok(self
+            .clock_step(budget_ms, until_ms, false)
+            .await?
+            .map(|(step, _)| step))
     }
     async fn settle_clock(
         &self,
         budget_ms: f64,
         until_ms: f64,
     ) -> Result<Option<(crate::action::ClockStep, bool)>> {
-        if self.pending_dialog().is_some() {
-            return Ok(None);
-        }
-        let step = self.driver().settle(budget_ms, until_ms).await?;
-        if step.is_some_and(|(step, _)| step.callbacks > 0) {
-            self.catch_up().await;
-        }
-        Ok(step)
+        self.clock_step(budget_ms, until_ms, true).await
     }
     fn fast_forward_after(&self) -> Duration {
         // What a dispatch sets off in the page's own renderer (a request, a
@@ -146,6 +133,37 @@ impl crate::action::ActionTab for Tab {
     }
     fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
         Tab::network_calls_since(self, since_ms, types)
+    }
+}
+
+impl Tab {
+    /// One fast-forward of a wait (see `ActionTab::advance_clock`); with
+    /// `settle`, one that freezes the page when nothing came due (see
+    /// `ActionTab::settle_clock`). `None` while a dialog holds the page.
+    async fn clock_step(
+        &self,
+        budget_ms: f64,
+        until_ms: f64,
+        settle: bool,
+    ) -> Result<Option<(crate::action::ClockStep, bool)>> {
+        if self.pending_dialog().is_some() {
+            return Ok(None);
+        }
+        let driver = self.driver();
+        let step = if settle {
+            driver.settle(budget_ms, until_ms).await?
+        } else {
+            driver
+                .advance(budget_ms, until_ms)
+                .await?
+                .map(|step| (step, false))
+        };
+        // Callbacks ran: what they started (a request, a navigation) is
+        // signalled before the wait goes on, however late the pump runs.
+        if step.is_some_and(|(step, _)| step.callbacks > 0) {
+            self.catch_up().await;
+        }
+        Ok(step)
     }
 }
 
