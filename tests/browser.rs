@@ -634,6 +634,39 @@ fn action_complete_waits_for_same_site_fetch() {
     });
 }
 
+/// A request started from a task the click handler queued (a
+/// MessageChannel message, as React's scheduler posts them) is the click's
+/// too: the wait sees it and waits for it.
+#[test]
+fn action_complete_waits_for_a_fetch_started_by_a_posted_task() {
+    let (h, _g) = shared();
+    block_on(async {
+        let id = h.tab_on("/").await;
+        h.eval(
+            &id,
+            "(() => { document.getElementById('btn').addEventListener('click', () => { \
+             const c = new MessageChannel(); c.port1.onmessage = () => fetch('/api/slow?ms=300') \
+             .then(r => r.json()).then(d => { document.getElementById('data').textContent = 'via a task: ' + d.message; }); \
+             c.port2.postMessage(0); }); return true; })()",
+        )
+        .await;
+        let (x, y) = h.center(&id, "#btn").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["timing"]["wait_reason"], "settled", "{}", env["timing"]);
+        assert_eq!(
+            h.eval(&id, "document.getElementById('data').textContent")
+                .await,
+            "via a task: slow data arrived"
+        );
+    });
+}
+
 #[test]
 fn screenshots_binary_and_envelope_with_markup_and_cursor() {
     let (h, _g) = shared();

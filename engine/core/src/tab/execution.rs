@@ -327,6 +327,11 @@ impl FrameDriver {
     /// Evaluates `expression` on the page (its main world), awaiting a
     /// promise, bounded; its value, or `None` when a dialog holds the page.
     async fn ask_page(&self, expression: String) -> Result<Option<Value>> {
+        self.ask_page_within(expression, STEP_LIMIT).await
+    }
+
+    /// [`FrameDriver::ask_page`] bounded by `limit`.
+    async fn ask_page_within(&self, expression: String, limit: Duration) -> Result<Option<Value>> {
         let params = EvaluateParams::builder()
             .expression(expression)
             .return_by_value(true)
@@ -335,7 +340,7 @@ impl FrameDriver {
             .map_err(Error::internal)?;
         Ok(self
             .session
-            .execute_until_blocked(params, STEP_LIMIT, None)
+            .execute_until_blocked(params, limit, None)
             .await?
             .map(|answer| answer.result.value.unwrap_or(Value::Null)))
     }
@@ -435,7 +440,7 @@ impl FrameDriver {
     /// `until_ms`: see `ActionTab::advance_clock`.
     pub async fn advance(&self, budget_ms: f64, until_ms: f64) -> Result<Option<ClockStep>> {
         Ok(self
-            .fast_forward(budget_ms, Some(until_ms), false)
+            .fast_forward(budget_ms, Some(until_ms), false, STEP_LIMIT)
             .await?
             .map(|(step, _)| step))
     }
@@ -452,7 +457,10 @@ impl FrameDriver {
         const MOST_STEPS: usize = 8;
         let mut left = ms;
         for _ in 0..MOST_STEPS {
-            let Some((step, _)) = self.fast_forward(left, None, false).await? else {
+            // Timers that come due run inside the jump: they get the bound
+            // a page's input handlers get.
+            let limit = self.session.input_bound();
+            let Some((step, _)) = self.fast_forward(left, None, false, limit).await? else {
                 return Ok(false);
             };
             left -= step.advanced_ms;
@@ -469,7 +477,8 @@ impl FrameDriver {
     /// freeze that follows has nothing left to do. True when it froze; a
     /// settle that goes on after all thaws the tab again.
     pub async fn settle(&self, budget_ms: f64, until_ms: f64) -> Result<Option<(ClockStep, bool)>> {
-        self.fast_forward(budget_ms, Some(until_ms), true).await
+        self.fast_forward(budget_ms, Some(until_ms), true, STEP_LIMIT)
+            .await
     }
 
     /// `until_ms`: where the wait's clock will stand, counted from the mark
@@ -479,6 +488,7 @@ impl FrameDriver {
         budget_ms: f64,
         until_ms: Option<f64>,
         freeze_if_idle: bool,
+        limit: Duration,
     ) -> Result<Option<(ClockStep, bool)>> {
         let mut exec = self.frames.execution.lock().await;
         if !exec.enabled || exec.kind == DriverKind::Deterministic {
@@ -505,7 +515,7 @@ impl FrameDriver {
                 None
             }
         };
-        let (answer, held) = tokio::join!(self.ask_page(expression), hold_animations);
+        let (answer, held) = tokio::join!(self.ask_page_within(expression, limit), hold_animations);
         let animations_held = matches!(held, Some(Ok(true)));
         let step_and_frozen_at = answer.map(|answer| {
             answer.filter(|v| v.is_object()).map(|value| {

@@ -69,10 +69,11 @@ impl crate::action::ActionTab for Tab {
     }
     fn fast_forward_after(&self) -> Duration {
         // What a dispatch sets off in the page's own renderer (a request, a
-        // navigation, a popup, a file chooser) reaches the engine before the
-        // mark's answer, which comes after it on the same session (measured:
-        // every time, a file chooser by 0.07 ms at least); 1 ms more is a
-        // margin. Out-of-process frames signal through sessions of their
+        // navigation, a popup, a file chooser), and what the tasks it queued
+        // for right after set off (the mark answers a task later), reaches
+        // the engine before the mark's answer, which comes after it on the
+        // same session (measured: every time, a file chooser by 0.07 ms at
+        // least); 1 ms more is a margin. Out-of-process frames signal through sessions of their
         // own (a select or a file chooser there comes by the browser),
         // later than the page's own events.
         let out_of_process = self
@@ -280,11 +281,16 @@ impl PageHost for Tab {
         }
         // Sent together: the session keeps their order, the press and the
         // release are one round trip, and the release's answer comes after
-        // the press was handled.
-        let (down, up) = tokio::join!(
-            self.key(DispatchKeyEventType::KeyDown, key, modifiers),
-            self.key(DispatchKeyEventType::KeyUp, key, modifiers)
-        );
+        // the press was handled. Biased and unconstrained, so that the
+        // first poll sends both, the press first.
+        let (down, up) = tokio::task::unconstrained(async {
+            tokio::join!(
+                biased;
+                self.key(DispatchKeyEventType::KeyDown, key, modifiers),
+                self.key(DispatchKeyEventType::KeyUp, key, modifiers)
+            )
+        })
+        .await;
         down?;
         Ok(up?)
     }
@@ -314,8 +320,11 @@ impl PageHost for Tab {
         if ms == 0 {
             return Ok(());
         }
-        if !self.driver().pass_time(f64::from(ms)).await? {
-            tokio::time::sleep(Duration::from_millis(u64::from(ms))).await;
+        match self.driver().pass_time(f64::from(ms)).await {
+            Ok(true) => {}
+            // No page clock here, or none to ask any more (a keystroke's
+            // navigation replaced the document): the time passes for real.
+            Ok(false) | Err(_) => tokio::time::sleep(Duration::from_millis(u64::from(ms))).await,
         }
         Ok(())
     }

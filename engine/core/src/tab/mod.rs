@@ -127,8 +127,10 @@ pub struct Tab {
     catch_up: tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>,
     /// Events that happened outside any action, for the next one's envelope.
     noted: StdMutex<Vec<TabEvent>>,
-    /// A mouse move sent ahead of its answer (see [`Tab::mouse`]).
-    move_unanswered: StdMutex<Option<JoinHandle<Result<()>>>>,
+    /// A mouse move sent ahead of its answer (see [`Tab::mouse`]). Kept
+    /// here while it is awaited, so that a waiter that gives up leaves it
+    /// to the next.
+    move_unanswered: tokio::sync::Mutex<Option<JoinHandle<Result<()>>>>,
     /// Popups this tab opened that are still being attached: the action
     /// that opened them waits (bounded) for their `popup` events.
     popups_adopting: tokio::sync::watch::Sender<usize>,
@@ -211,7 +213,7 @@ impl Tab {
             prompts,
             observation: Observation::default(),
             noted: StdMutex::new(Vec::new()),
-            move_unanswered: StdMutex::new(None),
+            move_unanswered: tokio::sync::Mutex::new(None),
             navigator,
             popups_adopting: tokio::sync::watch::Sender::new(0),
             interception: StdMutex::new(None),
@@ -1119,25 +1121,33 @@ impl Tab {
         self.set_pointer(x, y);
         if is_move {
             // A renderer answers a move at its next frame (moves are
-            // aligned to frames): up to 16 ms spent on nothing, since what
-            // comes next (a press, a key, a page call) queues behind the move
-            // in the session anyway. So the move takes its place in the
+            // aligned to frames): up to 16 ms spent on nothing when a press
+            // or a key follows, since those queue behind the move in the
+            // renderer and flush it. So the move takes its place in the
             // session's order now, and its answer is awaited by the next
-            // input event or `Tab::input_answered`. One move at a time: moves
-            // queued together would reach the page coalesced into one.
-            self.input_answered().await?;
+            // input event, the plugin's next call to the page (which would
+            // not wait for the move) or the end of the dispatch. One move at
+            // a time: moves queued together would reach the page coalesced.
+            let mut unanswered = self.move_unanswered.lock().await;
+            if let Some(previous) = unanswered.as_mut() {
+                let answered = previous.await;
+                *unanswered = None;
+                answered.map_err(|e| Error::internal(format!("a mouse move's task: {e}")))??;
+            }
             let (session, frames) = (self.session.clone(), self.frames.clone());
-            let mut send = Box::pin(async move {
+            // Unconstrained: a task out of its scheduling budget would
+            // otherwise return before the first poll hands the command on.
+            let mut send = Box::pin(tokio::task::unconstrained(async move {
                 session
                     .execute_unless_dialog(params, Some(&frames.nudge))
                     .await
                     .map(|_| ())
-            });
+            }));
             // The first poll hands the command to the connection.
             if let std::task::Poll::Ready(sent) = futures::poll!(send.as_mut()) {
                 return sent;
             }
-            *self.move_unanswered.lock().unwrap() = Some(tokio::spawn(send));
+            *unanswered = Some(tokio::spawn(send));
             return Ok(());
         }
         self.session
@@ -1149,13 +1159,13 @@ impl Tab {
     /// Awaits the answer of a mouse move sent ahead of it (see
     /// [`Tab::mouse`]): its error, if any, is the caller's.
     pub async fn input_answered(&self) -> Result<()> {
-        let unanswered = self.move_unanswered.lock().unwrap().take();
-        match unanswered {
-            Some(answer) => answer
-                .await
-                .map_err(|e| Error::internal(format!("the mouse move's task failed: {e}")))?,
-            None => Ok(()),
-        }
+        let mut unanswered = self.move_unanswered.lock().await;
+        let Some(answer) = unanswered.as_mut() else {
+            return Ok(());
+        };
+        let answered = answer.await;
+        *unanswered = None;
+        answered.map_err(|e| Error::internal(format!("a mouse move's task: {e}")))?
     }
 
     async fn key(&self, kind: DispatchKeyEventType, key: &str, modifiers: Modifiers) -> Result<()> {

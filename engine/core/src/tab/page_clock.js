@@ -329,10 +329,13 @@
       step.frozenAt = api.freeze();
       return step;
     },
-    // Marks the end of an action's dispatch.
+    // Marks the end of an action's dispatch. Answers after the next task:
+    // what the dispatch queued for right after (a MessageChannel task, as
+    // React's scheduler posts) has run by then, and the requests it started
+    // are signalled to the engine before the answer.
     mark() {
       mark = pageNow();
-      return true;
+      return nextTask().then(() => true);
     },
     // A frame below follows its parent's fast-forward whole.
     advanceAll(ms) {

@@ -121,7 +121,7 @@ impl PageSession {
 
     /// [`COMMAND_BOUND`], or less when the running action's timeout comes
     /// first (never under [`INPUT_BOUND_FLOOR`]).
-    fn input_bound(&self) -> Duration {
+    pub(crate) fn input_bound(&self) -> Duration {
         match *self.action_deadline.lock().unwrap() {
             Some(deadline) => deadline
                 .saturating_duration_since(std::time::Instant::now())
