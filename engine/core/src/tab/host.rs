@@ -69,11 +69,11 @@ impl crate::action::ActionTab for Tab {
     }
     fn fast_forward_after(&self) -> Duration {
         // What a dispatch sets off in the page's own renderer (a request, a
-        // navigation, a popup, a file chooser), and what the tasks it queued
-        // for right after set off (the mark answers a task later), reaches
-        // the engine before the mark's answer, which comes after it on the
-        // same session (measured: every time, a file chooser by 0.07 ms at
-        // least); 1 ms more is a margin. Out-of-process frames signal through sessions of their
+        // navigation, a popup, a file chooser), and what the messages it
+        // posted set off (the mark then answers a task later, `page_clock.js`),
+        // reaches the engine before the mark's answer, which comes after it
+        // on the same session (measured: every time, a file chooser by 0.07
+        // ms at least); 1 ms more is a margin. Out-of-process frames signal through sessions of their
         // own (a select or a file chooser there comes by the browser),
         // later than the page's own events.
         let out_of_process = self

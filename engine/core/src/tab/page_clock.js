@@ -189,15 +189,35 @@
     return by;
   };
   const RealChannel = g.MessageChannel;
+  const portProto = g.MessagePort && g.MessagePort.prototype;
+  const realPortPost = portProto && portProto.postMessage;
   // Resolves after one macrotask: microtasks the callbacks queued have run,
-  // and so have the requests they started.
+  // and so have the requests they started; so have the messages the page
+  // posted before (their tasks come first).
   const nextTask = () =>
     new Promise((resolve) => {
-      if (!RealChannel) return real.setTimeout(resolve, 0);
+      if (!RealChannel || !realPortPost) return real.setTimeout(resolve, 0);
       const channel = new RealChannel();
       channel.port1.onmessage = () => resolve();
-      channel.port2.postMessage(0);
+      realPortPost.call(channel.port2, 0);
     });
+  // ---- posted tasks: a message the page posts (a MessageChannel port's, as
+  // React's scheduler posts them, or the window's own) queues a task the
+  // clock does not hold. Counted, so that the mark waits for them only when
+  // the dispatch queued some: after an input event the renderer runs its
+  // frame before posted tasks, and waiting costs a frame.
+  let posted = 0;
+  let postedAtThaw = 0;
+  const countPosts = (owner) => {
+    const post = owner && owner.postMessage;
+    if (typeof post !== 'function') return;
+    owner.postMessage = function postMessage(...args) {
+      posted++;
+      return post.apply(this, args);
+    };
+  };
+  countPosts(portProto);
+  countPosts(g);
   // At most this many callbacks per call: a zero-delay interval must not
   // hold the page.
   const MAX_CALLBACKS = 500;
@@ -310,6 +330,7 @@
     thaw() {
       if (frozen && resuming === null) resuming = real.setTimeout(resume, THAW_DELAY_MS);
       pass('thaw');
+      postedAtThaw = posted;
       return true;
     },
     // The engine's fast-forward: a promise when callbacks ran (it resolves
@@ -329,13 +350,13 @@
       step.frozenAt = api.freeze();
       return step;
     },
-    // Marks the end of an action's dispatch. Answers after the next task:
-    // what the dispatch queued for right after (a MessageChannel task, as
-    // React's scheduler posts) has run by then, and the requests it started
-    // are signalled to the engine before the answer.
+    // Marks the end of an action's dispatch. When the page posted messages
+    // since the thaw, answers a task later: the tasks they queued have run
+    // by then, and the requests they started are signalled to the engine
+    // before the answer.
     mark() {
       mark = pageNow();
-      return nextTask().then(() => true);
+      return posted === postedAtThaw ? true : nextTask().then(() => true);
     },
     // A frame below follows its parent's fast-forward whole.
     advanceAll(ms) {
