@@ -502,6 +502,33 @@ fn max_steps_three_failures_and_answers_that_are_not_actions() {
     });
 }
 
+/// A task that ended while nobody waited on it (only its event stream was
+/// read) has ended: its tab takes the next task at once.
+#[test]
+fn a_task_nobody_waited_on_frees_its_tab() {
+    let (h, _g) = common::shared();
+    common::block_on(async {
+        let llm = start_llm(|_| {
+            action(json!({"type": "done", "text": "nothing to do", "success": true}))
+        })
+        .await;
+        let tab = form_tab(h, &llm).await;
+        for _ in 0..2 {
+            let (status, started) = h
+                .post(
+                    "/agent/tasks",
+                    json!({"task": "idle", "tab_id": tab, "settings": settings("openai", &llm)}),
+                )
+                .await;
+            assert_eq!(status, 201, "{started}");
+            let id = started["id"].as_str().unwrap().to_string();
+            let events = events_of(h, &id).await;
+            assert_eq!(events.last().unwrap().1["status"], "success", "{events:?}");
+        }
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
 #[test]
 fn a_plugin_action_is_a_tool_and_stop_ends_a_task_mid_step() {
     let (h, _g) = common::shared();

@@ -175,6 +175,9 @@ pub struct Task {
     inner: Mutex<Inner>,
     live: broadcast::Sender<TaskEvent>,
     stop: watch::Sender<bool>,
+    /// Set once the task has ended. Set with `send_replace`: `send` changes
+    /// nothing while no one is waiting, and the task then stayed "running"
+    /// (its tab refused new tasks; a stop waited out its 10 s).
     finished: watch::Sender<bool>,
 }
 
@@ -388,7 +391,7 @@ async fn run(task: Arc<Task>, llm: Llm, browser: Arc<dyn AgentBrowser>) {
             status: Status::Stopped,
             text: "Stopped".into(),
         });
-        let _ = task.finished.send(true);
+        task.finished.send_replace(true);
         return;
     }
     finish_error(&task, format!("Reached max steps ({})", view.max_steps));
@@ -499,7 +502,7 @@ async fn one_step(
             },
             text: result.text.clone(),
         });
-        let _ = task.finished.send(true);
+        task.finished.send_replace(true);
         return Ok(StepEnd::Finished);
     }
     let known = action.kind == "search"
@@ -784,5 +787,5 @@ fn finish_error(task: &Task, error: String) {
         status: Status::Error,
         text: error,
     });
-    let _ = task.finished.send(true);
+    task.finished.send_replace(true);
 }
