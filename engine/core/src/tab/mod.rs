@@ -138,6 +138,17 @@ pub struct Tab {
     interception: StdMutex<Option<Arc<crate::intercept::Interception>>>,
 }
 
+/// The answer of a move sent ahead, if one is kept in `slot`; the slot is
+/// emptied only once it answered, so a waiter that gives up leaves it there.
+async fn answer_of(slot: &mut Option<JoinHandle<Result<()>>>) -> Result<()> {
+    let Some(answer) = slot.as_mut() else {
+        return Ok(());
+    };
+    let answered = answer.await;
+    *slot = None;
+    answered.map_err(|e| Error::internal(format!("a mouse move's task: {e}")))?
+}
+
 /// A popup of `opener` being attached; dropping it says it is done.
 pub struct PopupAdoption(Arc<Tab>);
 
@@ -1129,11 +1140,7 @@ impl Tab {
             // not wait for the move) or the end of the dispatch. One move at
             // a time: moves queued together would reach the page coalesced.
             let mut unanswered = self.move_unanswered.lock().await;
-            if let Some(previous) = unanswered.as_mut() {
-                let answered = previous.await;
-                *unanswered = None;
-                answered.map_err(|e| Error::internal(format!("a mouse move's task: {e}")))??;
-            }
+            answer_of(&mut unanswered).await?;
             let (session, frames) = (self.session.clone(), self.frames.clone());
             // Unconstrained: a task out of its scheduling budget would
             // otherwise return before the first poll hands the command on.
@@ -1159,13 +1166,7 @@ impl Tab {
     /// Awaits the answer of a mouse move sent ahead of it (see
     /// [`Tab::mouse`]): its error, if any, is the caller's.
     pub async fn input_answered(&self) -> Result<()> {
-        let mut unanswered = self.move_unanswered.lock().await;
-        let Some(answer) = unanswered.as_mut() else {
-            return Ok(());
-        };
-        let answered = answer.await;
-        *unanswered = None;
-        answered.map_err(|e| Error::internal(format!("a mouse move's task: {e}")))?
+        answer_of(&mut *self.move_unanswered.lock().await).await
     }
 
     async fn key(&self, kind: DispatchKeyEventType, key: &str, modifiers: Modifiers) -> Result<()> {
