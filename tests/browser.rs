@@ -667,6 +667,50 @@ fn action_complete_waits_for_a_fetch_started_by_a_posted_task() {
     });
 }
 
+/// A form submits from a task of its own, after the click's answer: the
+/// action's envelope still has its navigation, whether the form submits by
+/// a click on its button, by Enter in its field or by `form.submit()` (which
+/// fires no `submit` event).
+#[test]
+fn a_form_submission_belongs_to_the_action_that_submitted_it() {
+    let (h, _g) = shared();
+    block_on(async {
+        let form = "(() => { const f = document.createElement('form'); f.action = '/second'; \
+                    f.method = 'get'; f.style = 'position:fixed;left:10px;top:10px'; \
+                    f.innerHTML = '<input name=q value=x><button id=go>Go</button>\
+                    <button type=button id=js>By script</button>'; document.body.append(f); \
+                    document.getElementById('js').onclick = () => f.submit(); return true; })()";
+        for way in ["click", "Enter", "submit()", "click", "Enter", "submit()"] {
+            let id = h.tab_on("/").await;
+            h.eval(&id, form).await;
+            let (path, body) = match way {
+                "Enter" => {
+                    h.eval(&id, "document.querySelector('input[name=q]').focus()")
+                        .await;
+                    ("keyboard/press", json!({ "key": "Enter" }))
+                }
+                _ => {
+                    let (x, y) = h
+                        .center(&id, if way == "click" { "#go" } else { "#js" })
+                        .await;
+                    ("click", json!({ "x": x, "y": y }))
+                }
+            };
+            let (status, env) = h.post(&format!("/tabs/{id}/{path}"), body).await;
+            assert_eq!(status, 200, "{env}");
+            let navigated = env["events"].as_array().unwrap().iter().any(|e| {
+                e["type"] == "navigation"
+                    && e["data"]["url"]
+                        .as_str()
+                        .is_some_and(|u| u.ends_with("/second?q=x"))
+            });
+            assert!(navigated, "{way}: no navigation in {}", env["events"]);
+            assert_eq!(h.eval(&id, "location.search").await, "?q=x", "{way}");
+            h.delete(&format!("/tabs/{id}")).await;
+        }
+    });
+}
+
 #[test]
 fn screenshots_binary_and_envelope_with_markup_and_cursor() {
     let (h, _g) = shared();

@@ -218,6 +218,20 @@
   };
   countPosts(portProto);
   countPosts(g);
+  // A form's submission navigates from a task of its own too: counted when
+  // the form submits (its `submit` event, or `form.submit()`, which has
+  // none), whether or not a handler then cancels it.
+  if (typeof g.addEventListener === 'function') {
+    g.addEventListener('submit', () => { posted++; }, true);
+  }
+  const formProto = g.HTMLFormElement && g.HTMLFormElement.prototype;
+  const realSubmit = formProto && formProto.submit;
+  if (typeof realSubmit === 'function') {
+    formProto.submit = function submit(...args) {
+      posted++;
+      return realSubmit.apply(this, args);
+    };
+  }
   // At most this many callbacks per call: a zero-delay interval must not
   // hold the page.
   const MAX_CALLBACKS = 500;
