@@ -47,6 +47,27 @@ try {
     (typeof page.ariaSnapshot === 'function'
       ? page.ariaSnapshot({ mode: 'ai' }).catch(() => page.locator('body').ariaSnapshot())
       : page.locator('body').ariaSnapshot()));
+  // The floor under any engine on this browser, over a bare CDP session in
+  // this process: Page.navigate until the load event; then one round trip
+  // to the new page (the least a freeze after the load needs); or a
+  // screenshot (the least an answer with the page's picture needs).
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Page.enable');
+  const cdpNavigate = async () => {
+    const loaded = new Promise((resolve) => cdp.once('Page.loadEventFired', resolve));
+    await cdp.send('Page.navigate', { url: base + '/' });
+    await loaded;
+  };
+  await cdpNavigate();
+  result.cdp_navigate = await time(cdpNavigate);
+  result.cdp_navigate_round_trip = await time(async () => {
+    await cdpNavigate();
+    await cdp.send('Runtime.evaluate', { expression: '0' });
+  });
+  result.cdp_navigate_screenshot = await time(async () => {
+    await cdpNavigate();
+    await cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true });
+  });
   console.log(JSON.stringify(result));
 } finally {
   await browser.close();

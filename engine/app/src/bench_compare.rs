@@ -165,6 +165,22 @@ pub async fn run() -> anyhow::Result<()> {
          (the row below it: goto, then screenshot); \
          screenshot = PNG; fill = locator.fill; type = fill('') + pressSequentially; snapshot = ariaSnapshot)"
     );
+    if let Ok(floor) = &playwright {
+        let figure = |key: &str| {
+            floor[key]
+                .as_f64()
+                .map_or("-".to_string(), |v| format!("{v:.1}"))
+        };
+        println!(
+            "\nthe floor on this browser (bare CDP session, in Playwright's process), ms:\n  \
+             Page.navigate until the load event          {:>7}\n  \
+             the same, then one round trip to the page    {:>7}\n  \
+             the same, then Page.captureScreenshot (PNG)  {:>7}",
+            figure("cdp_navigate"),
+            figure("cdp_navigate_round_trip"),
+            figure("cdp_navigate_screenshot"),
+        );
+    }
     if std::env::var("WABP_BENCH_TABS").as_deref() != Ok("0") {
         // The scale run has its tabs only, as Playwright's has its pages
         // only: this run's tab and the one the engine starts with go.
