@@ -171,6 +171,53 @@ fn navigate_returns_full_envelope_with_screenshots_and_navigation_event() {
     });
 }
 
+/// A server that sends nothing holds a navigation no longer than the
+/// action's timeout: it is stopped, and the tab stays on its page, working
+/// (the page being left answers nothing while the navigation waits).
+#[test]
+fn a_navigation_to_a_silent_server_stops_at_the_action_timeout() {
+    let (h, _g) = shared();
+    block_on(async {
+        let id = h.tab_on("/").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/navigate"),
+                json!({ "url": h.url("/api/slow?ms=5000"), "wait_until": { "timeout_ms": 1000 } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        // Not stopped, the server's answer at 5 s would have loaded.
+        assert_eq!(env["result"]["status"], "failed", "{}", env["result"]);
+        assert!(
+            env["result"]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("the navigation was stopped")),
+            "{}",
+            env["result"]
+        );
+        let types = event_types(&env);
+        assert!(
+            !types
+                .iter()
+                .any(|t| t == "renderer_unresponsive" || t == "tab_recovered"),
+            "{types:?}"
+        );
+        assert!(env["screenshot_after"].is_object(), "the page it stayed on");
+        assert_eq!(h.eval(&id, "location.pathname").await, "/");
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/navigate"),
+                json!({ "url": h.url("/second") }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(h.eval(&id, "location.pathname").await, "/second");
+        let (status, _) = h.post(&format!("/tabs/{id}/back"), json!({})).await;
+        assert_eq!(status, 200, "its history is kept");
+        assert_eq!(h.eval(&id, "location.pathname").await, "/");
+    });
+}
+
 #[test]
 fn back_forward_reload_follow_history() {
     let (h, _g) = shared();

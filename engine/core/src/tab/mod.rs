@@ -26,6 +26,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
     EventJavascriptDialogOpening, EventLoadEventFired, GetNavigationHistoryParams,
     HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
+    StopLoadingParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::TargetId;
 use chromiumoxide::cdp::js_protocol::runtime::{AddBindingParams, EventBindingCalled};
@@ -1249,11 +1250,21 @@ impl Tab {
         if leaving_dialog {
             self.dismiss_dialog().await;
         }
+        // A server that never answers holds the navigation: it gets the
+        // action's time (30 s outside one), then is stopped.
+        let commit_limit = self
+            .session
+            .action_deadline()
+            .map_or(COMMIT_LIMIT, |deadline| {
+                deadline.saturating_duration_since(std::time::Instant::now())
+            });
         let navigator = self.navigator.clone();
         let target = self.target_id.inner().clone();
         let params = serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
+        // The answer outwaits the stop below, which then ends it.
+        let answer_limit = commit_limit + STOP_LIMIT;
         let mut answer =
-            tokio::spawn(async move { navigator.navigate(&target, params, COMMIT_LIMIT).await });
+            tokio::spawn(async move { navigator.navigate(&target, params, answer_limit).await });
         let committed = async {
             let mut answered = false;
             let mut grace_ends = tokio::time::Instant::now();
@@ -1323,7 +1334,31 @@ impl Tab {
             }
         };
         if !leaving_dialog {
-            return bounded(COMMIT_LIMIT, "the navigation's start", committed).await;
+            return match tokio::time::timeout(commit_limit, committed).await {
+                Ok(outcome) => outcome,
+                Err(_) => {
+                    // The page being left answers nothing while a
+                    // navigation waits for its server: stopped, the tab
+                    // stays on it, working.
+                    let stopped = self
+                        .session
+                        .execute_within(StopLoadingParams::default(), STOP_LIMIT)
+                        .await;
+                    match stopped {
+                        // The page it stayed on is loaded: the action's wait
+                        // need not wait for a load that won't come.
+                        Ok(_) => {
+                            let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
+                        }
+                        Err(e) => {
+                            tracing::warn!(tab = %self.id, "a navigation could not be stopped: {}", e.message)
+                        }
+                    }
+                    Err(failed(
+                        "the server sent no answer within the action's timeout (wait_until.timeout_ms); the navigation was stopped",
+                    ))
+                }
+            };
         }
         // A renderer whose script keeps opening dialogs never lets the page
         // go: give up soon and let the tab be repaired.
@@ -1751,6 +1786,8 @@ fn check_point(x: f64, y: f64) -> Result<()> {
 
 /// How long a navigation may take to commit (or fail).
 const COMMIT_LIMIT: Duration = Duration::from_secs(30);
+/// How long the browser gets to stop a navigation that timed out.
+const STOP_LIMIT: Duration = Duration::from_secs(2);
 /// Bound on [`Tab::catch_up`]: the pump only hands on what it holds.
 const CATCH_UP_LIMIT: Duration = Duration::from_millis(500);
 /// How long a navigate that may meet a beforeunload prompt waits, after

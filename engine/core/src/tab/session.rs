@@ -119,6 +119,11 @@ impl PageSession {
         *self.action_deadline.lock().unwrap() = deadline;
     }
 
+    /// The running action's deadline, if any.
+    pub fn action_deadline(&self) -> Option<std::time::Instant> {
+        *self.action_deadline.lock().unwrap()
+    }
+
     /// [`COMMAND_BOUND`], or less when the running action's timeout comes
     /// first (never under [`INPUT_BOUND_FLOOR`]).
     pub(crate) fn input_bound(&self) -> Duration {
