@@ -927,6 +927,75 @@ fn dialog_returns_pending_event_and_does_not_block_other_tabs() {
     });
 }
 
+/// A dialog raised by a click's own mousedown or mousemove handler holds the
+/// page before the click is done: the click still answers with its envelope
+/// and the dialog in it, and, once the dialog is answered, the next click is
+/// an ordinary one (no button counted as held).
+#[test]
+fn a_dialog_raised_inside_a_click_is_in_its_envelope() {
+    let (h, _g) = shared();
+    block_on(async {
+        for handler in ["onmousedown", "onmousemove"] {
+            let id = h.tab_on("/").await;
+            h.eval(
+                &id,
+                &format!(
+                    "(() => {{ const d = document.createElement('div'); d.id = 'trap'; \
+                     d.style = 'position:fixed;left:0;top:0;width:200px;height:200px;background:#fcc'; \
+                     window.raised = 0; window.downs = []; \
+                     d.{handler} = () => {{ if (!window.raised++) alert('from ' + '{handler}'); }}; \
+                     document.addEventListener('mousedown', e => downs.push(e.buttons), true); \
+                     document.body.append(d); return true; }})()"
+                ),
+            )
+            .await;
+            let (status, env) = h
+                .post(
+                    &format!("/tabs/{id}/click"),
+                    json!({ "x": 100, "y": 100, "screenshot": { "area": "none" } }),
+                )
+                .await;
+            assert_eq!(status, 200, "{handler}: {env}");
+            assert_eq!(
+                env["result"]["status"], "interrupted_by_dialog",
+                "{handler}: {}",
+                env["result"]
+            );
+            let dialog = env["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["type"] == "dialog");
+            assert!(
+                dialog.is_some_and(|d| d["data"]["message"] == format!("from {handler}")),
+                "{handler}: {}",
+                env["events"]
+            );
+            assert_eq!(env["timing"]["wait_reason"], "dialog", "{handler}");
+            let (status, _) = h
+                .post(&format!("/tabs/{id}/dialog/accept"), json!({}))
+                .await;
+            assert_eq!(status, 200);
+            // A press with no button held before it: buttons == 1 (left).
+            let (status, env) = h
+                .post(
+                    &format!("/tabs/{id}/click"),
+                    json!({ "x": 300, "y": 300, "screenshot": { "area": "none" } }),
+                )
+                .await;
+            assert_eq!(status, 200, "{handler}: {env}");
+            assert_eq!(env["result"]["status"], "clicked");
+            let downs = h.eval(&id, "downs").await;
+            assert_eq!(
+                downs.as_array().unwrap().last(),
+                Some(&json!(1)),
+                "{handler}: {downs}"
+            );
+            h.delete(&format!("/tabs/{id}")).await;
+        }
+    });
+}
+
 #[test]
 fn bad_requests_get_clear_4xx() {
     let (h, _g) = shared();

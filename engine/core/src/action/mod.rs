@@ -417,6 +417,20 @@ async fn execute<T: ActionTab>(
     let mut failure = None;
     let result = match result {
         Ok(value) => value,
+        // A dialog the action's own input raised (an alert in a mousedown
+        // or mousemove handler) holds the page, and the rest of the input
+        // could not be sent: the envelope shows the dialog, as it does for
+        // one a click raised.
+        Err(err) if !dialog_before && tab.dialog_pending() && tab.page_failure().is_none() => {
+            serde_json::json!({
+                "status": "interrupted_by_dialog",
+                "error": err.message,
+                "hint": format!(
+                    "a dialog opened during the action and holds the page; the rest of the action's input was not sent: answer it (POST /tabs/{}/dialog/accept or /dismiss), then retry if needed",
+                    tab.id()
+                ),
+            })
+        }
         Err(err) => {
             // A page known to be broken is not asked to freeze: it would
             // not answer that either.

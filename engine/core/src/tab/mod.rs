@@ -1095,6 +1095,11 @@ impl Tab {
         modifiers: Modifiers,
     ) -> Result<()> {
         check_point(x, y)?;
+        // Refused before the buttons held change: an event a dialog stops
+        // never reaches the page.
+        if self.session.dialog_open() {
+            return Err(Error::dialog_blocks(&self.id));
+        }
         let (cdp_button, buttons) = {
             let mut state = self.state.lock().unwrap();
             let bit = button_bit(button);
