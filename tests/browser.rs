@@ -996,6 +996,54 @@ fn a_dialog_raised_inside_a_click_is_in_its_envelope() {
     });
 }
 
+/// A navigation that happens while no action runs (here: the script a
+/// confirm held goes on once the dialog is accepted) is in the next action's
+/// envelope.
+#[test]
+fn a_navigation_between_actions_is_in_the_next_envelope() {
+    let (h, _g) = shared();
+    block_on(async {
+        let id = h.tab_on("/").await;
+        h.eval(
+            &id,
+            "(() => { const b = document.createElement('button'); b.id = 'leave'; b.textContent = 'Leave'; \
+             b.style = 'position:fixed;left:10px;top:10px'; \
+             b.onclick = () => { if (confirm('Leave?')) location.href = '/second'; }; \
+             document.body.append(b); return true; })()",
+        )
+        .await;
+        let (x, y) = h.center(&id, "#leave").await;
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/click"),
+                json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert!(event_types(&env).contains(&"dialog".to_string()), "{env}");
+        let (status, _) = h
+            .post(&format!("/tabs/{id}/dialog/accept"), json!({}))
+            .await;
+        assert_eq!(status, 200);
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/wait"),
+                json!({ "ms": 200, "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        let navigated = env["events"].as_array().unwrap().iter().any(|e| {
+            e["type"] == "navigation"
+                && e["data"]["url"]
+                    .as_str()
+                    .is_some_and(|u| u.ends_with("/second"))
+        });
+        assert!(navigated, "{}", env["events"]);
+        assert_eq!(h.eval(&id, "location.pathname").await, "/second");
+        h.delete(&format!("/tabs/{id}")).await;
+    });
+}
+
 #[test]
 fn bad_requests_get_clear_4xx() {
     let (h, _g) = shared();

@@ -517,6 +517,28 @@ async fn prompts_modals_blocking_calls_and_storms_answer_in_bounds(h: &'static H
         "stayed"
     );
     usable(h, &tab).await;
+    // A reload and a back the prompt holds say so too, not that they went.
+    for (way, path) in [("reload", "reload"), ("back", "back")] {
+        click_go(h, &tab).await;
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{tab}/{path}"),
+            json!({ "screenshot": { "area": "none" } }),
+        )
+        .await;
+        assert_eq!(status, 200, "{way}: {envelope}");
+        assert_eq!(
+            envelope["result"]["status"], "blocked_by_beforeunload",
+            "{way}: {envelope}"
+        );
+        let (status, _) = timed_post(h, &format!("/tabs/{tab}/dialog/dismiss"), json!({})).await;
+        assert_eq!(status, 200, "{way}");
+        assert_eq!(
+            h.eval(&tab, "document.title").await,
+            json!("armed"),
+            "{way}"
+        );
+    }
     // Armed again, a navigate with accept_beforeunload goes through: the
     // envelope is the new page's.
     click_go(h, &tab).await;

@@ -20,7 +20,7 @@ pub enum NavigationHint {
     Reload,
 }
 
-fn navigation_type(reason: Option<&str>, hint: NavigationHint) -> Option<&'static str> {
+pub(crate) fn navigation_type(reason: Option<&str>, hint: NavigationHint) -> Option<&'static str> {
     match hint {
         NavigationHint::BackForward => return Some("back_forward"),
         NavigationHint::Reload => return Some("reload"),

@@ -28,7 +28,7 @@ use serde_json::Value;
 
 pub use envelope::{ActionEvent, Envelope, NetworkSummary, ScrollState, Timing, TimingParts};
 pub use events::{NavigationHint, ScrollSource};
-pub(crate) use events::{Recorder, wait_for_settle};
+pub(crate) use events::{Recorder, navigation_type, wait_for_settle};
 pub use options::{
     ActionOptions, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, NetworkOptions, OPTION_KEYS, ScreenshotArea,
     ScreenshotOptions, WaitClock, WaitUntil, action_params,
@@ -467,6 +467,17 @@ async fn execute<T: ActionTab>(
             }
         }
     };
+    // A back, forward or reload is answered before the page's beforeunload
+    // prompt opens: held by it, the result says so.
+    let mut result = result;
+    if kind.hint != NavigationHint::None
+        && tab.dialog_pending()
+        && recorder.events.iter().any(|e| {
+            matches!(&e.event, crate::events::TabEvent::Dialog(d) if d.dialog_type == "beforeunload")
+        })
+    {
+        held_by_beforeunload(&mut result, tab.id(), None);
+    }
     // A popup the action opened is announced once it is attached, which can
     // take longer than the settle: its `popup` event belongs here.
     if !recorder.closed && failure.is_none() {
@@ -587,6 +598,19 @@ async fn execute<T: ActionTab>(
             parts,
         },
     })
+}
+
+/// Marks a navigation's `result` as held by the page's `beforeunload`
+/// prompt, with what to do (`more` adds a way).
+pub(crate) fn held_by_beforeunload(result: &mut Value, tab_id: &str, more: Option<&str>) {
+    if !result.is_object() {
+        *result = serde_json::json!({});
+    }
+    result["status"] = serde_json::json!("blocked_by_beforeunload");
+    result["hint"] = serde_json::json!(format!(
+        "the page asks before leaving: accept the dialog (POST /tabs/{tab_id}/dialog/accept) to leave, dismiss it to stay{}",
+        more.map(|more| format!("; {more}")).unwrap_or_default()
+    ));
 }
 
 /// What is known of an action whose page stopped answering.

@@ -1346,14 +1346,11 @@ impl Engine {
                     .navigate_to(&url, referrer.as_deref(), accept_beforeunload)
                     .await
                 {
-                    Ok(()) => match tab.pending_dialog() {
-                        Some(d) if d.dialog_type == "beforeunload" => Ok(json!({
-                            "status": "blocked_by_beforeunload",
-                            "url": url,
-                            "hint": "the page asks before leaving: accept the dialog (POST /tabs/{id}/dialog/accept), or navigate with \"accept_beforeunload\": true",
-                        })),
-                        _ => Ok(json!({ "status": "navigated", "url": url })),
-                    },
+                    Ok(()) => Ok(unless_held_by_beforeunload(
+                        &tab,
+                        json!({ "status": "navigated", "url": url }),
+                        Some("or navigate with \"accept_beforeunload\": true"),
+                    )),
                     // The envelope shows the error page and carries the
                     // `navigation_failed` event.
                     Err(e) if e.code == ErrorCode::NavigationFailed => {
@@ -1377,9 +1374,16 @@ impl Engine {
         let dispatch: Dispatch = Box::new(move |tab: Arc<Tab>| {
             Box::pin(async move {
                 tab.history_step(step).await?;
-                Ok(
-                    json!({ "status": if step < 0 { "navigated_back" } else { "navigated_forward" } }),
-                )
+                let done = if step < 0 {
+                    "navigated_back"
+                } else {
+                    "navigated_forward"
+                };
+                Ok(unless_held_by_beforeunload(
+                    &tab,
+                    json!({ "status": done }),
+                    None,
+                ))
             })
         });
         let mut kind = ActionKind::new(if step < 0 { "back" } else { "forward" }, json!({}));
@@ -1397,7 +1401,11 @@ impl Engine {
         let dispatch: Dispatch = Box::new(|tab: Arc<Tab>| {
             Box::pin(async move {
                 tab.reload_page().await?;
-                Ok(json!({ "status": "reloaded" }))
+                Ok(unless_held_by_beforeunload(
+                    &tab,
+                    json!({ "status": "reloaded" }),
+                    None,
+                ))
             })
         });
         let mut kind = ActionKind::new("reload", json!({}));
@@ -1718,4 +1726,16 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// A navigation's answer `done`, unless the page's `beforeunload` prompt
+/// holds it: then says so (see [`crate::action::held_by_beforeunload`]).
+fn unless_held_by_beforeunload(tab: &Tab, mut done: Value, more: Option<&str>) -> Value {
+    if tab
+        .pending_dialog()
+        .is_some_and(|d| d.dialog_type == "beforeunload")
+    {
+        crate::action::held_by_beforeunload(&mut done, &tab.id, more);
+    }
+    done
 }

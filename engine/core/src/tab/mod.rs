@@ -537,10 +537,26 @@ impl Tab {
                             e.frame.url_fragment.clone().unwrap_or_default()
                         ),
                     };
+                    let first_document = state.url.is_empty() || state.url == "about:blank";
                     state.url = url.clone();
                     self.frames.page_replaced();
                     self.prompts.page_replaced();
                     let reason = state.pending_reason.take();
+                    // A navigation while no action runs (one a dialog's
+                    // answer let go, a frozen page's meta refresh) goes in
+                    // the next action's envelope; a new tab's first page
+                    // is no news.
+                    if !error_page && !first_document && self.action_lock.try_lock().is_ok() {
+                        self.note(TabEvent::Navigation(crate::events::Navigation {
+                            tab_id: self.id.clone(),
+                            url: url.clone(),
+                            navigation_type: crate::action::navigation_type(
+                                reason.as_deref(),
+                                crate::action::NavigationHint::None,
+                            )
+                            .map(str::to_string),
+                        }));
+                    }
                     let _ = self
                         .signals
                         .send(TabSignal::Wait(WaitSignal::NavigationCommitted(
