@@ -1816,6 +1816,13 @@ fn bad_inputs_answer_400_naming_the_field() {
                 json!({ "url": "https://x", "wait_until": 3 }),
                 "wait_until",
             ),
+            // One key press per character: a page's worth is refused up
+            // front, not cut off by the plugin's deadline.
+            (
+                format!("/tabs/{tab}/type"),
+                json!({ "text": "a".repeat(5_001) }),
+                "use fill",
+            ),
         ];
         for (path, body, expected) in cases {
             let (status, answer) = h.post(&path, body.clone()).await;

@@ -164,7 +164,7 @@ impl ActionPlugin for CoreActions {
                 "Types text, one key press per character, into the focused element or, given a target, at the end of that element's value (it appends)",
                 json!({
                     "type": "object",
-                    "properties": with_target(json!({ "text": { "type": "string" } })),
+                    "properties": with_target(json!({ "text": { "type": "string", "maxLength": MAX_TYPED_CHARS } })),
                     "required": ["text"]
                 }),
             ),
@@ -424,8 +424,19 @@ fn scroll(p: &Params) -> Result<Value, PluginError> {
     Ok(json!({ "status": "scrolled", "delta_x": number(dx), "delta_y": number(dy) }))
 }
 
+/// The most characters one `type` sends: each is a key press of its own
+/// (about 2 ms each), and the action must end well inside its plugin's
+/// deadline; `fill` sets any length at once.
+const MAX_TYPED_CHARS: usize = 5_000;
+
 fn type_text(p: &Params) -> Result<Value, PluginError> {
     let text = p.required_str("text")?;
+    let count = text.chars().count();
+    if count > MAX_TYPED_CHARS {
+        return Err(PluginError::invalid(format!(
+            "\"text\" has {count} characters; type sends at most {MAX_TYPED_CHARS}, one key press each: use fill to set a longer value"
+        )));
+    }
     if let Some(target) = target(p)? {
         page::focus(&target, false)?;
     }

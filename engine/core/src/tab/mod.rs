@@ -1800,7 +1800,7 @@ fn check_point(x: f64, y: f64) -> Result<()> {
         Ok(())
     } else {
         Err(Error::invalid(format!(
-            "coordinates must be finite numbers within ±{MAX_COORDINATE} px, got ({x}, {y})"
+            "coordinates must be finite numbers within ±{MAX_COORDINATE} px, got ({x:?}, {y:?})"
         )))
     }
 }
