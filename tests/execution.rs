@@ -468,6 +468,12 @@ fn popups_become_tabs_and_a_script_close_is_reported() {
         let popup = event(&env, "popup").expect("popup event").clone();
         assert_eq!(popup["data"]["source_tab_id"], tab.as_str());
         assert_eq!(popup["data"]["popup_type"], "window");
+        assert!(
+            popup["data"]["url"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("/closer")),
+            "{popup}"
+        );
         let new_tab = popup["data"]["new_tab_id"].as_str().unwrap().to_string();
         let (_, tabs) = h.get("/tabs").await;
         assert!(
@@ -511,6 +517,12 @@ fn popups_become_tabs_and_a_script_close_is_reported() {
             .await;
         let popup = event(&env, "popup").expect("target=_blank popup");
         assert_eq!(popup["data"]["popup_type"], "tab");
+        assert!(
+            popup["data"]["url"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("/second")),
+            "{popup}"
+        );
     });
 }
 

@@ -861,7 +861,13 @@ impl Engine {
         self.tabs.write().unwrap().push(tab.clone());
         // Size, position or `popup` make a window; `noopener` alone (what
         // `target=_blank` implies) does not.
-        let popup_type = match source.take_window_open() {
+        let opened = source.take_window_open();
+        // A popup's target often has no URL yet: the opener asked for one.
+        let url = match &opened {
+            Some((_, asked)) if url.is_empty() || url == "about:blank" => asked.clone(),
+            _ => url,
+        };
+        let popup_type = match opened.map(|(features, _)| features) {
             Some(features)
                 if features.iter().any(|f| {
                     let name = f.split('=').next().unwrap_or_default().trim();

@@ -79,7 +79,7 @@ struct TabState {
     /// Why the main frame's next navigation happens (anchorClick, reload, ...).
     pending_reason: Option<String>,
     /// Features of the page's last `window.open`, to tell popup windows from tabs.
-    last_window_open: Option<Vec<String>>,
+    last_window_open: Option<(Vec<String>, String)>,
     /// The `userId` whose browser context holds this tab.
     owner: Option<String>,
     /// Shown as pinned in the tab list (kept at its front).
@@ -608,7 +608,7 @@ impl Tab {
                 None
             }
             RawEvent::WindowOpen(e) => {
-                state.last_window_open = Some(e.window_features.clone());
+                state.last_window_open = Some((e.window_features.clone(), e.url.clone()));
                 None
             }
             RawEvent::FileChooserOpened(e, session) => {
@@ -951,8 +951,9 @@ impl Tab {
         let _ = self.signals.send(signal);
     }
 
-    /// Features of the last `window.open` this page called, if any.
-    pub fn take_window_open(&self) -> Option<Vec<String>> {
+    /// Features and URL of the last window this page opened (`window.open`,
+    /// a `target=_blank` link or form), if any.
+    pub fn take_window_open(&self) -> Option<(Vec<String>, String)> {
         self.state.lock().unwrap().last_window_open.take()
     }
 
