@@ -172,7 +172,8 @@ pub async fn run() -> anyhow::Result<()> {
                 .map_or("-".to_string(), |v| format!("{v:.1}"))
         };
         println!(
-            "\nthe floor on this browser (bare CDP session, in Playwright's process), ms:\n  \
+            "\nthe floor (a bare CDP session in Playwright's process, on its browser: its switches, \
+             CDPScreenshotNewSurface among them), ms:\n  \
              Page.navigate until the load event          {:>7}\n  \
              the same, then one round trip to the page    {:>7}\n  \
              the same, then Page.captureScreenshot (PNG)  {:>7}",

@@ -220,9 +220,10 @@ pub fn launch_switches(
     // a frozen page's capture got its frame 15 ms sooner, but a loading page
     // drew flat out: a navigation took 20-30 ms longer and twice the browser
     // CPU (GPU process 37 against 8 ms). `--enable-features=
-    // CDPScreenshotNewSurface` (captures on a surface of their own) won the
-    // 15 ms back on one tab but cost 180 MB and a fifth of the throughput
-    // at 50 tabs (BENCHMARKS.md).
+    // CDPScreenshotNewSurface` (captures on a surface of their own, as
+    // Playwright launches) wins a frame per capture but cost 190 MB more
+    // in the GPU process at 50 tabs, past Playwright's memory (BENCHMARKS.md):
+    // a `--chrome-arg` away for whoever wants it.
     let mut switches: Vec<(String, Option<String>)> = Vec::new();
     let given = CHROMIUM_DEFAULTS
         .iter()
