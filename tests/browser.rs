@@ -697,13 +697,7 @@ fn action_complete_waits_for_a_fetch_started_by_a_posted_task() {
              c.port2.postMessage(0); }); return true; })()",
         )
         .await;
-        let (x, y) = h.center(&id, "#btn").await;
-        let (status, env) = h
-            .post(
-                &format!("/tabs/{id}/click"),
-                json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
-            )
-            .await;
+        let (status, env) = h.click_on(&id, "#btn").await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(env["timing"]["wait_reason"], "settled", "{}", env["timing"]);
         assert_eq!(
@@ -1012,13 +1006,7 @@ fn a_navigation_between_actions_is_in_the_next_envelope() {
              document.body.append(b); return true; })()",
         )
         .await;
-        let (x, y) = h.center(&id, "#leave").await;
-        let (status, env) = h
-            .post(
-                &format!("/tabs/{id}/click"),
-                json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
-            )
-            .await;
+        let (status, env) = h.click_on(&id, "#leave").await;
         assert_eq!(status, 200, "{env}");
         assert!(event_types(&env).contains(&"dialog".to_string()), "{env}");
         let (status, _) = h

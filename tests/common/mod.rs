@@ -589,6 +589,17 @@ impl Harness {
         body["result"]["value"].clone()
     }
 
+    /// Clicks the centre of the first element matching `selector`, without
+    /// screenshots; the status and envelope.
+    pub async fn click_on(&self, tab: &str, selector: &str) -> (u16, Value) {
+        let (x, y) = self.center(tab, selector).await;
+        self.post(
+            &format!("/tabs/{tab}/click"),
+            json!({ "x": x, "y": y, "screenshot": { "area": "none" } }),
+        )
+        .await
+    }
+
     /// Centre of the first element matching `selector`.
     pub async fn center(&self, tab: &str, selector: &str) -> (f64, f64) {
         let r = self.eval(tab, &format!("(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")).await;
