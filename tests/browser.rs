@@ -7,6 +7,13 @@ use std::time::Duration;
 use common::{block_on, decode_screenshot, decode_webp, exclusive, shared};
 use serde_json::{Value, json};
 
+/// Whether the envelope has a `navigation` event to a URL ending in `end`.
+fn navigated_to(envelope: &Value, end: &str) -> bool {
+    envelope["events"].as_array().unwrap().iter().any(|e| {
+        e["type"] == "navigation" && e["data"]["url"].as_str().is_some_and(|u| u.ends_with(end))
+    })
+}
+
 fn event_types(envelope: &Value) -> Vec<String> {
     envelope["events"]
         .as_array()
@@ -739,13 +746,11 @@ fn a_form_submission_belongs_to_the_action_that_submitted_it() {
             };
             let (status, env) = h.post(&format!("/tabs/{id}/{path}"), body).await;
             assert_eq!(status, 200, "{env}");
-            let navigated = env["events"].as_array().unwrap().iter().any(|e| {
-                e["type"] == "navigation"
-                    && e["data"]["url"]
-                        .as_str()
-                        .is_some_and(|u| u.ends_with("/second?q=x"))
-            });
-            assert!(navigated, "{way}: no navigation in {}", env["events"]);
+            assert!(
+                navigated_to(&env, "/second?q=x"),
+                "{way}: no navigation in {}",
+                env["events"]
+            );
             assert_eq!(h.eval(&id, "location.search").await, "?q=x", "{way}");
             h.delete(&format!("/tabs/{id}")).await;
         }
@@ -1020,13 +1025,7 @@ fn a_navigation_between_actions_is_in_the_next_envelope() {
             )
             .await;
         assert_eq!(status, 200, "{env}");
-        let navigated = env["events"].as_array().unwrap().iter().any(|e| {
-            e["type"] == "navigation"
-                && e["data"]["url"]
-                    .as_str()
-                    .is_some_and(|u| u.ends_with("/second"))
-        });
-        assert!(navigated, "{}", env["events"]);
+        assert!(navigated_to(&env, "/second"), "{}", env["events"]);
         assert_eq!(h.eval(&id, "location.pathname").await, "/second");
         h.delete(&format!("/tabs/{id}")).await;
     });
