@@ -1031,6 +1031,48 @@ fn a_navigation_between_actions_is_in_the_next_envelope() {
     });
 }
 
+/// `pushState` changes the URL and loads nothing (Chromium signals a start
+/// and a stop of loading and no load event): the click settles at once on
+/// the page's clock, reports the new URL, and so does a back to the old one.
+#[test]
+fn a_push_state_click_settles_and_reports_its_url() {
+    let (h, _g) = shared();
+    block_on(async {
+        let id = h.tab_on("/").await;
+        h.eval(
+            &id,
+            "(() => { const b = document.createElement('button'); b.id = 'push'; b.textContent = 'Push'; \
+             b.style = 'position:fixed;left:10px;top:10px'; \
+             b.onclick = () => history.pushState({}, '', '/spa/page'); \
+             document.body.append(b); return true; })()",
+        )
+        .await;
+        let before = h.eval(&id, "Date.now()").await.as_f64().unwrap();
+        let (status, env) = h.click_on(&id, "#push").await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["timing"]["wait_reason"], "settled", "{}", env["timing"]);
+        let after = h.eval(&id, "Date.now()").await.as_f64().unwrap();
+        assert!(
+            after - before < 1000.0,
+            "the page's clock moved {} ms",
+            after - before
+        );
+        assert!(navigated_to(&env, "/spa/page"), "{}", env["events"]);
+        assert_eq!(h.eval(&id, "location.pathname").await, "/spa/page");
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{id}/back"),
+                json!({ "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["timing"]["wait_reason"], "settled", "{}", env["timing"]);
+        assert!(navigated_to(&env, "/"), "{}", env["events"]);
+        assert_eq!(h.eval(&id, "location.pathname").await, "/");
+        h.delete(&format!("/tabs/{id}")).await;
+    });
+}
+
 #[test]
 fn bad_requests_get_clear_4xx() {
     let (h, _g) = shared();

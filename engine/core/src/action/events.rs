@@ -32,6 +32,7 @@ pub(crate) fn navigation_type(reason: Option<&str>, hint: NavigationHint) -> Opt
         "httpHeaderRefresh" | "metaTagRefresh" => Some("redirect"),
         "reload" => Some("reload"),
         "scriptInitiated" => Some("script"),
+        "sameDocument" => Some("same_document"),
         _ => None,
     }
 }

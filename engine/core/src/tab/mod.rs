@@ -24,9 +24,9 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::page::{
     EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation,
     EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
-    EventJavascriptDialogOpening, EventLoadEventFired, GetNavigationHistoryParams,
-    HandleJavaScriptDialogParams, NavigateParams, NavigateToHistoryEntryParams, ReloadParams,
-    StopLoadingParams,
+    EventJavascriptDialogOpening, EventLoadEventFired, EventNavigatedWithinDocument,
+    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams,
+    NavigateToHistoryEntryParams, ReloadParams, StopLoadingParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::TargetId;
 use chromiumoxide::cdp::js_protocol::runtime::{AddBindingParams, EventBindingCalled};
@@ -76,6 +76,15 @@ struct TabState {
     buttons_held: i64,
     url: String,
     loading: bool,
+    /// When a same-document navigation (`pushState`, a fragment) was read
+    /// before the start of loading that Chromium signals with it (the pump
+    /// reads each kind from a stream of its own): that start is its own.
+    same_document_at: Option<std::time::Instant>,
+    /// A new document committed since the main frame last started loading.
+    committed_since_start: bool,
+    /// When the main frame last started loading, until a same-document
+    /// navigation read after it claims that start as its own.
+    last_start: Option<std::time::Instant>,
     /// Why the main frame's next navigation happens (anchorClick, reload, ...).
     pending_reason: Option<String>,
     /// Features of the page's last `window.open`, to tell popup windows from tabs.
@@ -380,6 +389,10 @@ impl Tab {
                 .await?
                 .map(RawEvent::Navigated)
                 .boxed(),
+            p.event_listener::<EventNavigatedWithinDocument>()
+                .await?
+                .map(RawEvent::WithinDocument)
+                .boxed(),
             p.event_listener::<EventDomContentEventFired>()
                 .await?
                 .map(|_| RawEvent::DomContentLoaded)
@@ -500,8 +513,14 @@ impl Tab {
                 None
             }
             RawEvent::StartedLoading(frame) => {
-                if is_main(&state, &frame) {
+                let same_document = state
+                    .same_document_at
+                    .take()
+                    .is_some_and(|at| at.elapsed() < SAME_DOCUMENT_PAIRING);
+                if is_main(&state, &frame) && !same_document {
                     state.loading = true;
+                    state.committed_since_start = false;
+                    state.last_start = Some(std::time::Instant::now());
                     Some(TabSignal::Wait(WaitSignal::NavigationStarted(
                         state.url.clone(),
                     )))
@@ -538,6 +557,7 @@ impl Tab {
                         ),
                     };
                     let first_document = state.url.is_empty() || state.url == "about:blank";
+                    state.committed_since_start = true;
                     state.url = url.clone();
                     self.frames.page_replaced();
                     self.prompts.page_replaced();
@@ -566,6 +586,36 @@ impl Tab {
                         url,
                         reason,
                         error_page,
+                    })
+                } else {
+                    None
+                }
+            }
+            // `pushState`, `replaceState`, a fragment: the URL changes and
+            // nothing loads. Chromium wraps it in a start and a stop of
+            // loading, and no load event: the wait is told it is loaded.
+            RawEvent::WithinDocument(e) => {
+                if is_main(&state, e.frame_id.inner()) {
+                    // Not while a new document loads: its script may
+                    // replaceState before its own load.
+                    if !state.committed_since_start {
+                        let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
+                    }
+                    // Its start read already, or still to come (and then
+                    // not the start of a navigation).
+                    let started = state
+                        .last_start
+                        .take()
+                        .is_some_and(|at| at.elapsed() < SAME_DOCUMENT_PAIRING);
+                    if !started {
+                        state.same_document_at = Some(std::time::Instant::now());
+                    }
+                    state.url = e.url.clone();
+                    state.pending_reason = None;
+                    Some(TabSignal::Navigated {
+                        url: e.url.clone(),
+                        reason: Some("sameDocument".into()),
+                        error_page: false,
                     })
                 } else {
                     None
@@ -1466,6 +1516,7 @@ enum RawEvent {
     StartedLoading(String),
     StoppedLoading(String),
     Navigated(Arc<EventFrameNavigated>),
+    WithinDocument(Arc<EventNavigatedWithinDocument>),
     DomContentLoaded,
     Load,
     DialogOpening(Arc<EventJavascriptDialogOpening>),
@@ -1808,6 +1859,9 @@ fn check_point(x: f64, y: f64) -> Result<()> {
 
 /// How long a navigation may take to commit (or fail).
 const COMMIT_LIMIT: Duration = Duration::from_secs(30);
+/// How far apart a same-document navigation and the start of loading
+/// Chromium signals with it may be read and still be paired.
+const SAME_DOCUMENT_PAIRING: Duration = Duration::from_millis(100);
 /// How long the browser gets to stop a navigation that timed out.
 const STOP_LIMIT: Duration = Duration::from_secs(2);
 /// Bound on [`Tab::catch_up`]: the pump only hands on what it holds.
