@@ -503,6 +503,20 @@ fn state_indices_are_refs_and_drive_actions() {
             elements.iter().all(|e| e["id"] != "hidden"),
             "invisible elements are left out"
         );
+        // A password's value is not said, only its length.
+        h.eval(&tab, "(() => { const p = document.createElement('input'); p.type = 'password'; \
+                      p.id = 'pw'; p.value = 'Sekrit123'; document.body.prepend(p); return true; })()")
+            .await;
+        let (_, with_password) = h.get(&format!("/tabs/{tab}/state")).await;
+        let pw = with_password["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == "pw")
+            .unwrap_or_else(|| panic!("pw in {with_password}"));
+        assert_eq!(pw["value"], "•••••••••");
+        assert!(!with_password.to_string().contains("Sekrit123"));
+        h.eval(&tab, "document.getElementById('pw').remove()").await;
 
         // One id space: the snapshot's ref for the same element has the same number.
         let text = snapshot(h, &tab, "").await["snapshot"]

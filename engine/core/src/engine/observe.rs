@@ -38,6 +38,15 @@ const STATE_FN: &str = concat!(
     return s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0';
   };
   const elements = [];
+  // A password's value is never said, only how long it is (as the
+  // snapshot does); a hidden field's not at all.
+  const fieldValue = (el) => {
+    if (!('value' in el) || typeof el.value !== 'string' || el.tagName === 'BUTTON') return null;
+    const type = String(el.type || '').toLowerCase();
+    if (type === 'hidden') return null;
+    if (type === 'password') return el.value ? '•'.repeat(Math.min(el.value.length, 16)) : '';
+    return el.value;
+  };
   const walk = (root) => {
     for (const el of root.querySelectorAll('*')) {
       if (elements.length >= limit) return;
@@ -50,7 +59,7 @@ const STATE_FN: &str = concat!(
           type: attr('type'),
           text,
           placeholder: attr('placeholder'),
-          value: ('value' in el && typeof el.value === 'string' && el.tagName !== 'BUTTON') ? el.value : null,
+          value: fieldValue(el),
           href: el.href ? String(el.href) : null,
           ariaLabel: attr('aria-label'),
           className: (typeof el.className === 'string' && el.className) ? el.className : null,
