@@ -381,6 +381,33 @@ fn network_calls_are_captured_tagged_queried_and_exported() {
         let post = &calls(&posts)[0];
         assert_eq!(post["request_body"], "{\"user\":\"ada\"}");
         assert_eq!(post["request_headers"]["content-type"], "application/json");
+        // What history keeps of a login form's body: no password, in the
+        // request nor in the answer that echoes it.
+        h.eval(
+            &tab,
+            "fetch('/api/echo', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, \
+             body: 'user=ada&password=S3cret%21' }).then(r => r.text())",
+        )
+        .await;
+        let secret = format!("secret-{tab}");
+        h.post("/network/save", json!({ "tag": secret, "tab_id": tab }))
+            .await;
+        let (_, kept) = h
+            .get(&format!(
+                "/network?tag=^{secret}$&path=^/api/echo$&include_body=true"
+            ))
+            .await;
+        let login = calls(&kept)
+            .iter()
+            .find(|c| {
+                c["request_body"]
+                    .as_str()
+                    .is_some_and(|b| b.starts_with("user=ada"))
+            })
+            .unwrap_or_else(|| panic!("the login post in {kept}"))
+            .clone();
+        assert_eq!(login["request_body"], "user=ada&password=%5Bredacted%5D");
+        assert!(!kept.to_string().contains("S3cret"), "{kept}");
         let (_, missing) = h.get(&format!("/network?tag=^{later}$&status=404")).await;
         assert_eq!(calls(&missing).len(), 1);
         let (status, err) = h.post("/network/save", json!({})).await;
@@ -450,7 +477,10 @@ fn curl_uses_the_tabs_cookies_while_frozen() {
             .await;
         let call = &calls(&saved)[0];
         assert!(call["url"].as_str().unwrap().ends_with("/api/whoami"));
-        assert!(call["response_body"].as_str().unwrap().contains("abc123"));
+        // The answer kept its cookie; history keeps the call without it.
+        let kept: Value = serde_json::from_str(call["response_body"].as_str().unwrap()).unwrap();
+        assert_eq!(kept["cookie"], "[redacted]");
+        assert_eq!(kept["x_wabp_test"], "yes");
 
         let (_, post) = h
             .post(

@@ -165,6 +165,12 @@ impl HistoryLog {
                     redact_secret_headers(headers);
                 }
             }
+            // A login form's password, a token in a JSON answer.
+            for side in ["request_body", "response_body"] {
+                if let Some(body) = value.get(side).and_then(Value::as_str) {
+                    value[side] = json!(redact_body(body));
+                }
+            }
         }
         to_store_call(value, user_id)
     }
@@ -188,16 +194,60 @@ fn to_store_call(
     Ok(call)
 }
 
+/// Names under which values usually are secrets (matched in lower case,
+/// anywhere in the name).
+const SECRET_NAMES: &[&str] = &[
+    "password",
+    "passwd",
+    "pwd",
+    "token",
+    "secret",
+    "cookie",
+    "authorization",
+    "api_key",
+    "apikey",
+    "api-key",
+];
+
+fn secret_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SECRET_NAMES.iter().any(|s| lower.contains(s))
+}
+
+/// A body as captured, with the values under secret names redacted when it
+/// is JSON or a form (`a=1&password=x`); any other body as it is.
+fn redact_body(body: &str) -> String {
+    let trimmed = body.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        return match serde_json::from_str::<Value>(body) {
+            Ok(parsed) => redact(parsed).to_string(),
+            Err(_) => body.to_string(),
+        };
+    }
+    let form_like = !body.is_empty()
+        && body.contains('=')
+        && !body.chars().any(|c| c.is_whitespace() || c.is_control());
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    if !form_like || !pairs.iter().any(|(k, _)| secret_name(k)) {
+        return body.to_string();
+    }
+    let mut out = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &pairs {
+        out.append_pair(k, if secret_name(k) { "[redacted]" } else { v });
+    }
+    out.finish()
+}
+
 /// Params are kept as sent, except values under names that usually carry
 /// secrets.
 fn redact(params: Value) -> Value {
-    const SECRET: &[&str] = &["password", "token", "secret", "cookie", "authorization"];
     match params {
         Value::Object(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| {
-                    let lower = k.to_ascii_lowercase();
-                    if SECRET.iter().any(|s| lower.contains(s)) {
+                    if secret_name(&k) {
                         (k, json!("[redacted]"))
                     } else {
                         (k, redact(v))
@@ -234,6 +284,28 @@ mod tests {
                 "Content-Type": "text/html",
             })
         );
+    }
+
+    #[test]
+    fn secrets_in_bodies_are_redacted() {
+        assert_eq!(
+            redact_body("username=alice&password=S3cret%21&remember=1"),
+            "username=alice&password=%5Bredacted%5D&remember=1"
+        );
+        let json = redact_body(r#"{"user":"ada","auth":{"access_token":"t0k","ttl":60}}"#);
+        assert!(
+            !json.contains("t0k") && json.contains("ada") && json.contains("60"),
+            "{json}"
+        );
+        // Not a form nor JSON, or nothing secret in it: kept as it is.
+        for body in [
+            "q=cats&page=2",
+            "hello password=x world",
+            "<xml>password</xml>",
+            "",
+        ] {
+            assert_eq!(redact_body(body), body);
+        }
     }
 
     #[test]
