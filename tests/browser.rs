@@ -204,6 +204,10 @@ fn a_navigation_to_a_silent_server_stops_at_the_action_timeout() {
         );
         let types = event_types(&env);
         assert!(
+            types.contains(&"navigation_failed".to_string()),
+            "{types:?}"
+        );
+        assert!(
             !types
                 .iter()
                 .any(|t| t == "renderer_unresponsive" || t == "tab_recovered"),

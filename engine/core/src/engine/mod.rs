@@ -699,7 +699,12 @@ impl Engine {
         };
         let loaded = match tokio::time::timeout(FIRST_LOAD_LIMIT, loaded).await {
             Ok(loaded) => loaded,
-            Err(_) => Ok(()),
+            // Stopped where it stands: a navigation still waiting for its
+            // server would leave the page answering no script.
+            Err(_) => {
+                tab.stop_loading().await;
+                Ok(())
+            }
         };
         tab.driver().freeze().await?;
         loaded

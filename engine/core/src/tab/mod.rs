@@ -1412,19 +1412,18 @@ impl Tab {
                     // The page being left answers nothing while a
                     // navigation waits for its server: stopped, the tab
                     // stays on it, working.
-                    let stopped = self
-                        .session
-                        .execute_within(StopLoadingParams::default(), STOP_LIMIT)
-                        .await;
-                    match stopped {
-                        // The page it stayed on is loaded: the action's wait
-                        // need not wait for a load that won't come.
-                        Ok(_) => {
-                            let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
-                        }
-                        Err(e) => {
-                            tracing::warn!(tab = %self.id, "a navigation could not be stopped: {}", e.message)
-                        }
+                    if self.stop_loading().await {
+                        let _ = self
+                            .signals
+                            .send(TabSignal::Event(TabEvent::NavigationFailed(
+                            crate::events::NavigationFailed {
+                                tab_id: self.id.clone(),
+                                url: url.to_string(),
+                                error:
+                                    "stopped: no answer from the server within the action's timeout"
+                                        .into(),
+                            },
+                        )));
                     }
                     Err(failed(
                         "the server sent no answer within the action's timeout (wait_until.timeout_ms); the navigation was stopped",
@@ -1441,6 +1440,26 @@ impl Tab {
                 Err(Error::timeout(format!(
                     "{DIALOG_LOOP}; the tab is repaired"
                 )))
+            }
+        }
+    }
+
+    /// Stops the main frame's loading, as the browser's stop button does;
+    /// whether the browser did. The wait is then told the page is loaded: a
+    /// navigation stopped before its commit has no load to come.
+    pub async fn stop_loading(&self) -> bool {
+        match self
+            .session
+            .execute_within(StopLoadingParams::default(), STOP_LIMIT)
+            .await
+        {
+            Ok(_) => {
+                let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
+                true
+            }
+            Err(e) => {
+                tracing::warn!(tab = %self.id, "loading could not be stopped: {}", e.message);
+                false
             }
         }
     }
