@@ -39,6 +39,38 @@ async fn act(h: &common::Harness, tab: &str, action: &str, mut params: Value) ->
     h.post(&format!("/tabs/{tab}/{action}"), params).await
 }
 
+/// A rich-text editor (a contenteditable element) is a text box with a ref:
+/// an agent reading the snapshot can type into it.
+#[test]
+fn a_contenteditable_editor_is_a_textbox_in_the_snapshot() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/second").await;
+        h.eval(
+            &tab,
+            "(() => { const d = document.createElement('div'); d.contentEditable = 'true'; \
+             d.setAttribute('aria-label', 'Editor'); d.innerHTML = '<p>Hello</p>'; \
+             document.body.append(d); return true; })()",
+        )
+        .await;
+        let text = snapshot(&h, &tab, "").await["snapshot"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let editor = ref_on_line(&text, "textbox \"Editor\"");
+        let (status, env) = act(&h, &tab, "type", json!({ "ref": editor, "text": " world" })).await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(
+            h.eval(
+                &tab,
+                "document.querySelector('[contenteditable]').textContent"
+            )
+            .await,
+            "Hello world"
+        );
+    });
+}
+
 #[test]
 fn snapshot_lists_a_labelled_form_with_refs() {
     let (h, _g) = shared();

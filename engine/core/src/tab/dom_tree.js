@@ -121,6 +121,9 @@ const implicitRole = (el) => {
         const actionable = [...el.querySelectorAll('a')].some(isLink) || el.querySelector('[tabindex]');
         return actionable ? '' : 'img';
       }
+      // A rich-text editor's root (the editing host) is where text goes:
+      // a text box, as `role=textbox` editors say of themselves.
+      if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return 'textbox';
       return TAG_ROLES[tag] || '';
   }
 };
