@@ -1634,7 +1634,7 @@ impl Engine {
             return Err(Error::dialog_blocks(&tab.id));
         }
         tab.bump_epoch();
-        tab.driver().thaw().await?;
+        tab.driver().thaw_for_script().await?;
         let result = tab.session.evaluate_value(script).await;
         tab.driver().freeze().await?;
         // The script may have changed the page: the last frame is stale.

@@ -214,6 +214,18 @@ impl FrameDriver {
     /// Lets the page run: deterministic tabs get the clock task, compositor
     /// tabs their page clock thawed. No-op without execution control.
     pub async fn thaw(&self) -> Result<()> {
+        self.thaw_registering(true).await
+    }
+
+    /// [`FrameDriver::thaw`] for a client's script between actions: new
+    /// documents stay registered frozen, so a navigation the script starts
+    /// commits a frozen document, however soon (the freeze right after
+    /// would otherwise race the commit).
+    pub async fn thaw_for_script(&self) -> Result<()> {
+        self.thaw_registering(false).await
+    }
+
+    async fn thaw_registering(&self, register_running: bool) -> Result<()> {
         let mut exec = self.frames.execution.lock().await;
         if !exec.enabled {
             return Ok(());
@@ -228,7 +240,7 @@ impl FrameDriver {
             // one round trip shorter.
             let (animations, clock) = tokio::join!(
                 self.set_animation_rate(1.0, exec.kind),
-                self.thaw_page_clock()
+                self.thaw_page_clock(register_running)
             );
             animations?;
             clock?;
@@ -410,7 +422,7 @@ impl FrameDriver {
 
     /// Thaws a compositor tab's page clock. The page resumes one frame later
     /// (see `page_clock.js`), from where it stopped.
-    async fn thaw_page_clock(&self) -> Result<Option<()>> {
+    async fn thaw_page_clock(&self, register_running: bool) -> Result<Option<()>> {
         let shift_ms = {
             let mut clock = self
                 .frames
@@ -423,6 +435,12 @@ impl FrameDriver {
             clock.shift_ms
         };
         let start = ClockStart::Running { shift_ms };
+        if !register_running {
+            return self
+                .order_page_clock("thaw()", start)
+                .await
+                .map(|o| o.map(|_| ()));
+        }
         let (ordered, registered) = tokio::join!(
             self.order_page_clock("thaw()", start),
             self.register_page_clock(start)
@@ -563,7 +581,7 @@ impl FrameDriver {
             // itself ran nothing): as after any freeze a dialog
             // interrupts, the page runs on.
             drop(exec);
-            self.thaw_page_clock().await?;
+            self.thaw_page_clock(true).await?;
             return Ok(Some((step, false)));
         }
         self.frames.forget_frozen_frame();
