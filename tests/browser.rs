@@ -7,6 +7,16 @@ use std::time::Duration;
 use common::{block_on, decode_screenshot, decode_webp, exclusive, shared};
 use serde_json::{Value, json};
 
+/// Adds a button `#id` at the page's top left whose click runs `onclick`.
+async fn add_button(h: &common::Harness, tab: &str, id: &str, onclick: &str) {
+    let script = format!(
+        "(() => {{ const b = document.createElement('button'); b.id = {id:?}; b.textContent = {id:?}; \
+         b.style = 'position:fixed;left:10px;top:10px'; b.onclick = () => {{ {onclick}; }}; \
+         document.body.append(b); return true; }})()"
+    );
+    h.eval(tab, &script).await;
+}
+
 /// Whether the envelope has a `navigation` event to a URL ending in `end`.
 fn navigated_to(envelope: &Value, end: &str) -> bool {
     envelope["events"].as_array().unwrap().iter().any(|e| {
@@ -1007,12 +1017,11 @@ fn a_navigation_between_actions_is_in_the_next_envelope() {
     let (h, _g) = shared();
     block_on(async {
         let id = h.tab_on("/").await;
-        h.eval(
+        add_button(
+            &h,
             &id,
-            "(() => { const b = document.createElement('button'); b.id = 'leave'; b.textContent = 'Leave'; \
-             b.style = 'position:fixed;left:10px;top:10px'; \
-             b.onclick = () => { if (confirm('Leave?')) location.href = '/second'; }; \
-             document.body.append(b); return true; })()",
+            "leave",
+            "if (confirm('Leave?')) location.href = '/second'",
         )
         .await;
         let (status, env) = h.click_on(&id, "#leave").await;
@@ -1043,14 +1052,7 @@ fn a_push_state_click_settles_and_reports_its_url() {
     let (h, _g) = shared();
     block_on(async {
         let id = h.tab_on("/").await;
-        h.eval(
-            &id,
-            "(() => { const b = document.createElement('button'); b.id = 'push'; b.textContent = 'Push'; \
-             b.style = 'position:fixed;left:10px;top:10px'; \
-             b.onclick = () => history.pushState({}, '', '/spa/page'); \
-             document.body.append(b); return true; })()",
-        )
-        .await;
+        add_button(&h, &id, "push", "history.pushState({}, '', '/spa/page')").await;
         let before = h.eval(&id, "Date.now()").await.as_f64().unwrap();
         let (status, env) = h.click_on(&id, "#push").await;
         assert_eq!(status, 200, "{env}");
