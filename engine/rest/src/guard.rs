@@ -9,14 +9,18 @@
 //! a request a browser sends is refused unless its origin is on the
 //! allowlist (`--allow-origin`):
 //! - an `Origin` header (`null` included) not on the allowlist: 403;
-//! - browser fetch metadata (`Sec-Fetch-Site`, `-Mode`, `-Dest`: sent on
-//!   navigations and no-cors GETs, which carry no `Origin`) without an
-//!   allowed `Origin`: 403;
+//! - `Sec-Fetch-Site` without an allowed `Origin`: 403. Browsers send it on
+//!   every request to a loopback or https origin, navigations and no-cors
+//!   GETs (which carry no `Origin`) included. `Sec-Fetch-Mode` or
+//!   `Sec-Fetch-Dest` alone are not a browser: Node's built-in fetch
+//!   (undici) sends `Sec-Fetch-Mode: cors` on every request, and with it the
+//!   TypeScript MCP SDK and every agent framework written for Node;
 //! - on a loopback listener, a `Host` that is not a loopback name: 403;
 //! - a request body that is not `application/json`: 415 (no CORS-simple
 //!   request can carry one).
 //!
-//! Clients (curl, HTTP libraries, MCP SDKs) send none of the browser headers.
+//! Clients (curl, HTTP libraries, MCP SDKs, Node's fetch) send no `Origin`
+//! and no `Sec-Fetch-Site`.
 
 use std::sync::Arc;
 
@@ -76,9 +80,7 @@ impl ClientGuard {
             }
             None => false,
         };
-        let from_browser = ["sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest"]
-            .iter()
-            .any(|h| headers.contains_key(*h));
+        let from_browser = headers.contains_key("sec-fetch-site");
         if from_browser && !allowed_origin {
             return Err((
                 StatusCode::FORBIDDEN,
@@ -263,7 +265,12 @@ mod tests {
             ("sec-fetch-mode", "navigate"),
         ]);
         assert!(g.check(&Method::GET, &h, None).is_err());
-        let h = headers(&[("host", "127.0.0.1:8222"), ("sec-fetch-dest", "image")]);
+        let h = headers(&[
+            ("host", "127.0.0.1:8222"),
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "no-cors"),
+            ("sec-fetch-dest", "image"),
+        ]);
         assert!(g.check(&Method::GET, &h, None).is_err());
         let h = headers(&[
             ("host", "127.0.0.1:8222"),
@@ -271,6 +278,34 @@ mod tests {
             ("origin", "https://dash.example"),
         ]);
         assert!(g.check(&Method::GET, &h, None).is_ok());
+    }
+
+    #[test]
+    fn node_fetch_is_a_client() {
+        // What Node 20's built-in fetch (undici) sends: `Sec-Fetch-Mode: cors`
+        // and nothing else of fetch metadata, no Origin.
+        let g = loopback();
+        let h = headers(&[
+            ("host", "127.0.0.1:8222"),
+            ("sec-fetch-mode", "cors"),
+            ("accept", "*/*"),
+            ("user-agent", "node"),
+        ]);
+        assert!(g.check(&Method::GET, &h, None).is_ok());
+        let h = headers(&[
+            ("host", "127.0.0.1:8222"),
+            ("sec-fetch-mode", "cors"),
+            ("content-type", "application/json"),
+            ("content-length", "2"),
+        ]);
+        assert!(g.check(&Method::POST, &h, None).is_ok());
+        // The same with an Origin is a page's fetch.
+        let h = headers(&[
+            ("host", "127.0.0.1:8222"),
+            ("sec-fetch-mode", "cors"),
+            ("origin", "http://127.0.0.1:9000"),
+        ]);
+        assert!(g.check(&Method::GET, &h, None).is_err());
     }
 
     #[test]
