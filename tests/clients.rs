@@ -82,7 +82,10 @@ fn assert_drove_the_page(report: &Value) {
     assert_eq!(report["navigate_events"][0], "navigation", "{report}");
     assert_eq!(report["click_result"]["status"], "clicked", "{report}");
     assert!(
-        report["page_out"].as_str().unwrap_or("").contains("clicked"),
+        report["page_out"]
+            .as_str()
+            .unwrap_or("")
+            .contains("clicked"),
         "{report}"
     );
 }
@@ -104,7 +107,12 @@ fn node_fetch_drives_the_rest_api() {
     block_on(async {
         let report = run_client(
             &node(),
-            &[&script("node_client.mjs"), "rest", &h.server.api, &h.url("/")],
+            &[
+                &script("node_client.mjs"),
+                "rest",
+                &h.server.api,
+                &h.url("/"),
+            ],
         )
         .await;
         assert_eq!(report["client"], "node-fetch");
@@ -189,7 +197,8 @@ fn curl_drives_the_rest_api() {
                 serde_json::from_str::<Value>(body).unwrap_or(Value::String(body.into())),
             )
         };
-        let (status, created) = curl(vec![format!("{api}/tabs"), "--json".into(), "{}".into()]).await;
+        let (status, created) =
+            curl(vec![format!("{api}/tabs"), "--json".into(), "{}".into()]).await;
         assert_eq!(status, 201, "{created}");
         let tab = created["id"].as_str().unwrap().to_string();
         let (status, navigated) = curl(vec![
@@ -215,8 +224,18 @@ fn curl_drives_the_rest_api() {
         ])
         .await;
         assert_eq!(status, 415, "{refused}");
-        assert!(refused["error"].as_str().unwrap().contains("application/json"));
-        let (status, _) = curl(vec!["-X".into(), "DELETE".into(), format!("{api}/tabs/{tab}")]).await;
+        assert!(
+            refused["error"]
+                .as_str()
+                .unwrap()
+                .contains("application/json")
+        );
+        let (status, _) = curl(vec![
+            "-X".into(),
+            "DELETE".into(),
+            format!("{api}/tabs/{tab}"),
+        ])
+        .await;
         assert_eq!(status, 200);
     });
 }

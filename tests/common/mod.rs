@@ -16,6 +16,7 @@ use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use serde_json::{Value, json};
 
+pub mod faithful;
 pub mod pages;
 
 pub fn runtime() -> &'static tokio::runtime::Runtime {
@@ -299,6 +300,17 @@ async fn start_site() -> String {
             .route("/form", get(|| async { Html(pages::FORM) }))
             .route("/aria", get(|| async { Html(pages::ARIA) }))
             .route("/attack", get(|| async { Html(pages::ATTACK) }))
+            .route(
+                "/faithful/{name}",
+                get(
+                    |axum::extract::Path(name): axum::extract::Path<String>| async move {
+                        match faithful::faithful(&name) {
+                            Some(page) => Html(page).into_response(),
+                            None => axum::http::StatusCode::NOT_FOUND.into_response(),
+                        }
+                    },
+                ),
+            )
             .route(
                 "/hostile/{name}",
                 get(

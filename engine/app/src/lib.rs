@@ -251,6 +251,7 @@ impl App {
                     .policy_file
                     .is_some()
                     .then(|| Arc::from(policy_settings.as_str())),
+                record_secrets: options.record_secrets,
             },
             registry.clone(),
         );

@@ -17,6 +17,7 @@ pub mod keys;
 pub mod navigator;
 pub mod network;
 pub mod plugin;
+pub mod secrets;
 pub mod tab;
 pub use tab::{execution, refs, snapshot};
 pub mod url_policy;

@@ -72,6 +72,28 @@ pub struct Modifiers {
 }
 
 impl Modifiers {
+    /// Held in either.
+    pub fn union(self, other: Modifiers) -> Modifiers {
+        Modifiers {
+            alt: self.alt || other.alt,
+            control: self.control || other.control,
+            meta: self.meta || other.meta,
+            shift: self.shift || other.shift,
+        }
+    }
+
+    /// Sets or clears the flag of a modifier key (`Shift`, `Control`,
+    /// `Alt`, `Meta`); any other key changes nothing.
+    pub fn set(&mut self, key: &str, held: bool) {
+        match key {
+            "Alt" => self.alt = held,
+            "Control" => self.control = held,
+            "Meta" => self.meta = held,
+            "Shift" => self.shift = held,
+            _ => {}
+        }
+    }
+
     /// The CDP bit mask: Alt=1, Ctrl=2, Meta=4, Shift=8.
     pub fn cdp_mask(self) -> i64 {
         (self.alt as i64)
@@ -212,6 +234,11 @@ pub trait PageHost: Send + Sync {
     /// Focuses the target, selecting its content or putting the caret at the end.
     async fn focus(&self, target: &Target, select_all: bool) -> HostResult<ElementBox>;
     async fn dispatch_change(&self, target: &Target) -> HostResult<()>;
+    /// Sets a date, time, color or range input's value (see the WIT's
+    /// `set-value`); `false` for an element that takes text.
+    async fn set_value(&self, target: &Target, value: &str) -> HostResult<bool>;
+    /// The target's value or editable text; `None` for other elements.
+    async fn value_of(&self, target: &Target) -> HostResult<Option<String>>;
     /// Returns the value as JSON text.
     async fn evaluate(&self, expression: &str) -> HostResult<String>;
     async fn navigate(&self, url: &str, referrer: Option<&str>) -> HostResult<()>;

@@ -530,6 +530,7 @@ mod tests {
                 uploads: Default::default(),
                 max_download_bytes: u64::MAX,
                 navigation_fence: None,
+                record_secrets: false,
             },
             Arc::new(NoPlugins),
         );

@@ -7,7 +7,7 @@
 use wabp_plugin_sdk::host::clock::sleep_ms;
 use wabp_plugin_sdk::host::{HostError, Modifiers, MouseButton, Target, input, page};
 use wabp_plugin_sdk::serde_json;
-use wabp_plugin_sdk::{ActionPlugin, ActionSpec, Context, Params, PluginError, Value, json, modifier_names, parse_modifiers};
+use wabp_plugin_sdk::{ActionPlugin, ActionSpec, Context, ErrorCode, Params, PluginError, Value, json, modifier_names, parse_modifiers};
 
 struct CoreActions;
 
@@ -457,23 +457,38 @@ fn type_text(p: &Params) -> Result<Value, PluginError> {
 }
 
 /// Replaces the value: select everything, then insert (or delete), so the
-/// page sees the same beforeinput/input events a user's paste makes.
+/// page sees the same beforeinput/input events a user's paste makes. An
+/// input that takes no typing (date, time, color, range, ...) gets its
+/// value set in its format, as its picker would. The value is read back:
+/// a text the page did not take is an error, never "filled".
 fn fill(p: &Params) -> Result<Value, PluginError> {
     let text = p.required_str("text")?;
     // No target: the focused element.
     let target = target(p)?.unwrap_or_else(|| Target::Selector(":focus".into()));
-    page::focus(&target, true).map_err(|e| match (&target, e) {
+    let no_focus = |e: HostError| match (&target, e) {
         (Target::Selector(s), HostError::SelectorNotFound(_)) if s == ":focus" => {
             PluginError::invalid("no element has focus; give \"ref\", \"selector\" or \"index\"")
         }
         (_, e) => e.into(),
-    })?;
+    };
+    if page::set_value(&target, text).map_err(no_focus)? {
+        return Ok(json!({ "status": "filled", "text": text }));
+    }
+    page::focus(&target, true).map_err(no_focus)?;
     if text.is_empty() {
         input::key_press("Delete", Modifiers::empty())?;
     } else {
         input::insert_text(text)?;
     }
     page::dispatch_change(&target)?;
+    // A page may reformat what it is given (a phone mask), but a field left
+    // empty did not take the text at all.
+    if !text.is_empty() && page::value_of(&target)?.is_some_and(|value| value.is_empty()) {
+        return Err(PluginError::new(
+            ErrorCode::ElementNotInteractable,
+            "the field is still empty after the text was inserted: the page refused it (a handler that cancels input, or a field that takes no text)",
+        ));
+    }
     Ok(json!({ "status": "filled", "text": text }))
 }
 
@@ -533,7 +548,6 @@ wabp_plugin_sdk::export_action_plugin!(CoreActions);
 mod tests {
     // Only paths that fail before reaching the host run off-wasm.
     use super::*;
-    use wabp_plugin_sdk::ErrorCode;
 
     fn run(name: &str, params: Value) -> PluginError {
         let ctx = Context { tab_id: "t".into(), pointer_x: 0.0, pointer_y: 0.0 };

@@ -104,6 +104,20 @@ pub mod page {
     pub fn dispatch_change(target: &Target) -> Result<(), HostError> {
         wit::dispatch_change(target)
     }
+
+    /// Sets the value of an input that takes no typing (date, time,
+    /// datetime-local, month, week, color, range) in its value format, with
+    /// `input` and `change` events; `Ok(false)` for an element that takes
+    /// text. A value the input refuses is `Invalid`, naming the format.
+    pub fn set_value(target: &Target, value: &str) -> Result<bool, HostError> {
+        wit::set_value(target, value)
+    }
+
+    /// The target's value (input, textarea, select) or editable text; `None`
+    /// for other elements.
+    pub fn value_of(target: &Target) -> Result<Option<String>, HostError> {
+        wit::value_of(target)
+    }
 }
 
 /// Running JavaScript in the page (capability `script`).

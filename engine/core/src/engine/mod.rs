@@ -83,6 +83,9 @@ pub struct EngineConfig {
     /// The `--policy` file as JSON: when set, every document a page
     /// requests by itself is put to the policies too (`engine/fence.rs`).
     pub navigation_fence: Option<Arc<str>>,
+    /// Keep cookie and authorization values and secret-named body fields in
+    /// every view of network calls (`--record-secrets`); else redacted.
+    pub record_secrets: bool,
 }
 
 /// The folders a file chooser may upload from (`--upload-dir`), besides the
@@ -634,6 +637,7 @@ impl Engine {
         tab.set_interception(self.interception.clone());
         tab.sync_interception().await?;
         tab.set_extra_schemes(self.config.extra_schemes.clone());
+        tab.set_record_secrets(self.config.record_secrets);
         // Frozen and loaded before anyone can reach it.
         if self.config.pause {
             tab.driver().enable(None).await?;
@@ -860,6 +864,7 @@ impl Engine {
         // A popup belongs to its opener's user (it shares the context).
         tab.set_owner(source.owner());
         tab.set_extra_schemes(self.config.extra_schemes.clone());
+        tab.set_record_secrets(self.config.record_secrets);
         // Actions on the popup wait until it is loaded and frozen; the event
         // goes out now, while the opener's action still listens.
         let turn = tab.action_lock.lock().await;

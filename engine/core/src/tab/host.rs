@@ -239,7 +239,7 @@ impl PageHost for Tab {
             .y(y)
             .delta_x(delta_x)
             .delta_y(delta_y)
-            .modifiers(modifiers.cdp_mask())
+            .modifiers(modifiers.union(self.modifiers_held()).cdp_mask())
             .build()
             .map_err(HostError::Failed)?;
         self.set_pointer(x, y);
@@ -384,6 +384,14 @@ impl PageHost for Tab {
     async fn dispatch_change(&self, target: &Target) -> HostResult<()> {
         self.input_answered().await?;
         self.refs().dispatch_change_on(target).await
+    }
+    async fn set_value(&self, target: &Target, value: &str) -> HostResult<bool> {
+        self.input_answered().await?;
+        self.refs().set_value_on(target, value).await
+    }
+    async fn value_of(&self, target: &Target) -> HostResult<Option<String>> {
+        self.input_answered().await?;
+        self.refs().value_of(target).await
     }
     async fn evaluate(&self, expression: &str) -> HostResult<String> {
         self.input_answered().await?;

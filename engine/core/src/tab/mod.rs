@@ -58,7 +58,7 @@ pub use session::PageSession;
 use crate::capture::CachedFrame;
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::{PendingDialog, TabEvent, TabSignal};
-use crate::keys::key_definition;
+use crate::keys::{key_definition, key_definition_with};
 use crate::network::NetworkCall;
 use crate::plugin::{
     ElementBox, HostError, HostResult, Located, Modifiers, MouseButton, PageHost, Rect,
@@ -74,6 +74,10 @@ struct TabState {
     /// left, 2 right, 4 middle): a move carries them, so a drag, a slider or
     /// a text selection made over several actions sees the button held.
     buttons_held: i64,
+    /// Modifier keys pressed with `keyboard/down` and not yet released:
+    /// every later key, click, move and wheel event carries them, as a
+    /// keyboard does (Shift held + ArrowLeft selects).
+    modifiers_held: Modifiers,
     url: String,
     loading: bool,
     /// When a same-document navigation (`pushState`, a fragment) was read
@@ -101,6 +105,8 @@ struct TabState {
     intercepting: bool,
     /// `--allow-scheme`: what `navigate_to` accepts besides the web's schemes.
     extra_schemes: Vec<String>,
+    /// `--record-secrets`: network calls are shown with their credentials.
+    record_secrets: bool,
     /// The main frame's document requests in flight, by request id: a
     /// failed one is a failed navigation.
     document_requests: std::collections::HashMap<String, String>,
@@ -853,6 +859,19 @@ impl Tab {
     }
 
     /// Schemes this tab may open besides the web's (`--allow-scheme`).
+    pub fn set_record_secrets(&self, keep: bool) {
+        self.state.lock().unwrap().record_secrets = keep;
+    }
+
+    /// A call as it may be shown: redacted unless `--record-secrets`.
+    fn shown(&self, calls: Vec<NetworkCall>) -> Vec<NetworkCall> {
+        if self.state.lock().unwrap().record_secrets {
+            calls
+        } else {
+            calls.into_iter().map(NetworkCall::redacted).collect()
+        }
+    }
+
     pub fn set_extra_schemes(&self, schemes: Vec<String>) {
         self.state.lock().unwrap().extra_schemes = schemes;
     }
@@ -979,9 +998,10 @@ impl Tab {
         self.network.bodies_settled(limit).await
     }
 
-    /// The tab's captured calls, oldest first.
+    /// The tab's captured calls, oldest first, secrets redacted unless
+    /// `--record-secrets`.
     pub fn network_calls(&self) -> Vec<NetworkCall> {
-        self.network.calls()
+        self.shown(self.network.calls())
     }
 
     pub fn network_dropped(&self) -> u64 {
@@ -990,7 +1010,7 @@ impl Tab {
 
     /// Calls started since `since_ms` (wall clock), of the given types.
     pub fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
-        self.network.calls_since(since_ms, types)
+        self.shown(self.network.calls_since(since_ms, types))
     }
 
     /// Sends a signal to whoever watches this tab (an action in flight).
@@ -1167,8 +1187,9 @@ impl Tab {
         if self.session.dialog_open() {
             return Err(Error::dialog_blocks(&self.id));
         }
-        let (cdp_button, buttons) = {
+        let (cdp_button, buttons, modifiers) = {
             let mut state = self.state.lock().unwrap();
+            let modifiers = modifiers.union(state.modifiers_held);
             let bit = button_bit(button);
             match kind {
                 DispatchMouseEventType::MousePressed => state.buttons_held |= bit,
@@ -1189,7 +1210,7 @@ impl Tab {
             } else {
                 cdp_button_of(button)
             };
-            (cdp_button, held)
+            (cdp_button, held, modifiers)
         };
         let is_move = kind == DispatchMouseEventType::MouseMoved;
         let params = DispatchMouseEventParams::builder()
@@ -1242,9 +1263,33 @@ impl Tab {
         answer_of(&mut *self.move_unanswered.lock().await).await
     }
 
+    /// Modifier keys held since `keyboard/down`, for events sent outside
+    /// [`Tab::mouse`] and [`Tab::key`] (the wheel).
+    pub(crate) fn modifiers_held(&self) -> Modifiers {
+        self.state.lock().unwrap().modifiers_held
+    }
+
     async fn key(&self, kind: DispatchKeyEventType, key: &str, modifiers: Modifiers) -> Result<()> {
-        let def =
-            key_definition(key).ok_or_else(|| Error::invalid(format!("unknown key {key:?}")))?;
+        // A press a dialog refuses holds nothing; a release lets go anyway.
+        if kind != DispatchKeyEventType::KeyUp && self.session.dialog_open() {
+            return Err(Error::dialog_blocks(&self.id));
+        }
+        // A modifier's own keydown already carries its flag, its keyup no
+        // longer does, as a keyboard reports them; the held set changes
+        // first.
+        let modifiers = {
+            let mut state = self.state.lock().unwrap();
+            if let Some(def) = key_definition(key) {
+                if let Some(modifier) = def.modifier() {
+                    state
+                        .modifiers_held
+                        .set(modifier, kind != DispatchKeyEventType::KeyUp);
+                }
+            }
+            modifiers.union(state.modifiers_held)
+        };
+        let def = key_definition_with(key, modifiers.shift)
+            .ok_or_else(|| Error::invalid(format!("unknown key {key:?}")))?;
         // A held Control/Alt/Meta makes the key a shortcut: it types nothing.
         let text = if modifiers.control || modifiers.alt || modifiers.meta {
             None

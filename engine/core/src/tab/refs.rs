@@ -75,34 +75,65 @@ const REGISTER_FN: &str = concat!(
 }"#
 );
 
-/// Centre of the element's visible part after scrolling it into view, or
-/// why it can't be acted on.
+/// The point to act on after scrolling the element into view, or why it
+/// can't be acted on. Candidates are the centres of the element's boxes (a
+/// link wrapped over two lines has one per line; a rotated box's centre is
+/// its bounding rect's), clipped to the viewport, then the centre of the
+/// whole: the first one a hit test finds on the element wins, so a click
+/// never lands beside its target. An input with no usable box of its own
+/// (hidden, zero-sized, or a 1 px "visually hidden" custom checkbox) is
+/// reached through a visible `<label>` of its, as a user clicks it.
 const LOCATE_FN: &str = r#"function() {
   if (!this.isConnected) return { state: 'stale' };
-  const visibleBox = () => {
-    const r = this.getBoundingClientRect();
-    const s = getComputedStyle(this);
-    const hidden = r.width <= 0 || r.height <= 0 || s.visibility === 'hidden' || s.display === 'none';
-    return { r, hidden };
+  const tag = this.tagName.toLowerCase();
+  const shown = (el) => {
+    const r = el.getBoundingClientRect();
+    const s = getComputedStyle(el);
+    return !(r.width <= 0 || r.height <= 0 || s.visibility === 'hidden' || s.display === 'none');
   };
-  let { r, hidden } = visibleBox();
-  if (hidden) return { state: 'hidden', tag: this.tagName.toLowerCase() };
+  const unusable = (el) => {
+    if (!shown(el)) return true;
+    const r = el.getBoundingClientRect();
+    return r.width < 2 || r.height < 2;
+  };
+  let el = this;
+  let via = null;
+  if (this.labels && this.labels.length && unusable(this)) {
+    const label = Array.from(this.labels).find(l => shown(l) && !unusable(l));
+    if (label) { el = label; via = 'label'; }
+  }
+  if (!shown(el)) return { state: 'hidden', tag };
+  let r = el.getBoundingClientRect();
   const inside = r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
   if (!inside) {
-    this.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    r = this.getBoundingClientRect();
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    r = el.getBoundingClientRect();
   }
-  const left = Math.max(r.left, 0), top = Math.max(r.top, 0);
-  const right = Math.min(r.right, innerWidth), bottom = Math.min(r.bottom, innerHeight);
-  if (right <= left || bottom <= top) return { state: 'outside', tag: this.tagName.toLowerCase() };
-  const cx = (left + right) / 2, cy = (top + bottom) / 2;
-  const root = this.getRootNode();
-  const hit = (root && root.elementFromPoint ? root : document).elementFromPoint(cx, cy);
-  const ok = hit && (hit === this || this.contains(hit) || (hit.control && hit.control === this) || (this.labels && Array.from(this.labels).includes(hit)));
-  const describe = (el) => el ? el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : '') : 'nothing';
-  const text = String(this.innerText || this.value || this.getAttribute('aria-label') || '').trim().slice(0, 200);
-  return { state: ok ? 'ok' : 'covered', covering: ok ? null : describe(hit), x: cx, y: cy,
-    rect: { x: r.x, y: r.y, width: r.width, height: r.height }, tag: this.tagName.toLowerCase(), text,
+  const clip = (b) => {
+    const left = Math.max(b.left, 0), top = Math.max(b.top, 0);
+    const right = Math.min(b.right, innerWidth), bottom = Math.min(b.bottom, innerHeight);
+    return (right - left >= 1 && bottom - top >= 1) ? [(left + right) / 2, (top + bottom) / 2] : null;
+  };
+  const points = Array.from(el.getClientRects()).map(clip).filter(Boolean);
+  const whole = clip(r);
+  if (whole) points.push(whole);
+  if (!points.length) return { state: 'outside', tag };
+  const root = el.getRootNode();
+  const hitAt = ([x, y]) => (root && root.elementFromPoint ? root : document).elementFromPoint(x, y);
+  const lands = (hit) => hit && (hit === this || this.contains(hit) || hit === el || el.contains(hit)
+    || (hit.control && hit.control === this)
+    || (this.labels && Array.from(this.labels).some(l => l === hit || l.contains(hit))));
+  let point = null, first = null;
+  for (const p of points.slice(0, 16)) {
+    const hit = hitAt(p);
+    if (first === null) first = hit;
+    if (lands(hit)) { point = p; break; }
+  }
+  const describe = (e) => e ? e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\s+/).join('.') : '') : 'nothing';
+  const text = String(this.innerText || this.value || this.getAttribute('aria-label') || (via ? el.innerText : '') || '').trim().slice(0, 200);
+  const [x, y] = point || points[0];
+  return { state: point ? 'ok' : 'covered', covering: point ? null : describe(first), x, y, via,
+    rect: { x: r.x, y: r.y, width: r.width, height: r.height }, tag, text,
     in_viewport: true };
 }"#;
 
@@ -131,6 +162,40 @@ const FOCUS_FN: &str = r#"function(selectAll) {
   const r = this.getBoundingClientRect();
   return { state: 'ok', rect: { x: r.x, y: r.y, width: r.width, height: r.height }, tag,
     text: String(this.value || this.innerText || '').slice(0, 200) };
+}"#;
+
+/// Sets the value of an input that takes no typing, as a picker would. The
+/// prototype's setter, not the element's own `value`: a framework that
+/// tracks the value on the element (React) would see no change otherwise.
+const SET_VALUE_FN: &str = r#"function(value) {
+  if (!this.isConnected) return { state: 'stale' };
+  const tag = this.tagName.toLowerCase();
+  const formats = { date: 'yyyy-mm-dd', time: 'hh:mm, hh:mm:ss or hh:mm:ss.sss',
+    'datetime-local': 'yyyy-mm-ddThh:mm', month: 'yyyy-mm', week: 'yyyy-Www',
+    color: '#rrggbb', range: 'a number' };
+  const type = tag === 'input' ? String(this.type).toLowerCase() : '';
+  if (!(type in formats)) return { state: 'text', tag };
+  if (this.disabled || this.readOnly) return { state: 'disabled', tag };
+  const wanted = type === 'color' ? value.trim().toLowerCase() : value.trim();
+  const malformed = { state: 'malformed', tag, type, format: formats[type] };
+  if (type === 'range' && (wanted === '' || !Number.isFinite(Number(wanted)))) return malformed;
+  if (type === 'color' && !/^#[0-9a-f]{6}$/.test(wanted)) return malformed;
+  this.focus();
+  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  setter.call(this, wanted);
+  if (wanted !== '' && this.value === '') return malformed;
+  this.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+  return { state: 'ok', tag, value: this.value };
+}"#;
+
+/// An element's value, or the text of an editable one.
+const VALUE_OF_FN: &str = r#"function() {
+  if (!this.isConnected) return { state: 'stale' };
+  const tag = this.tagName.toLowerCase();
+  if (tag === 'input' || tag === 'textarea' || tag === 'select') return { state: 'ok', tag, value: String(this.value) };
+  if (this.isContentEditable) return { state: 'ok', tag, value: this.innerText };
+  return { state: 'ok', tag, value: null };
 }"#;
 
 /// First match of a selector, searching open shadow roots when the document
@@ -597,7 +662,7 @@ impl<'a> PageRefs<'a> {
                     .and_then(Value::as_str)
                     .unwrap_or("another element");
                 return Err(HostError::ElementNotInteractable(format!(
-                    "{what} ({tag}) is covered by {by} at its centre; a click there would reach that instead"
+                    "{what} ({tag}) is covered by {by} wherever it shows; a click there would reach that instead"
                 )));
             }
             _ => return Err(HostError::Failed(format!("could not locate {what}"))),
@@ -689,6 +754,45 @@ impl<'a> PageRefs<'a> {
                 "{what} ({tag}) can't take focus"
             ))),
             _ => Err(HostError::Failed(format!("could not focus {what}"))),
+        }
+    }
+
+    pub async fn set_value_on(&self, target: &Target, value: &str) -> HostResult<bool> {
+        let answer = self
+            .run_on_target(target, SET_VALUE_FN, vec![json!({ "value": value })])
+            .await?;
+        let (value_json, what, tag) = (&answer.value, &answer.what, answer.tag());
+        let field = |k: &str| value_json.get(k).and_then(Value::as_str).unwrap_or("");
+        match answer.state() {
+            "ok" => Ok(true),
+            "text" => Ok(false),
+            "disabled" => Err(HostError::ElementNotInteractable(format!(
+                "{what} ({tag}) is disabled or read-only"
+            ))),
+            "malformed" => Err(HostError::Invalid(format!(
+                "{what} is an <input type={}>, which takes a value as {}: {} is not one",
+                field("type"),
+                field("format"),
+                crate::error::cut(&serde_json::to_string(value).unwrap_or_default())
+            ))),
+            _ => Err(HostError::Failed(format!(
+                "could not set the value of {what}"
+            ))),
+        }
+    }
+
+    pub async fn value_of(&self, target: &Target) -> HostResult<Option<String>> {
+        let answer = self.run_on_target(target, VALUE_OF_FN, vec![]).await?;
+        match answer.state() {
+            "ok" => Ok(answer
+                .value
+                .get("value")
+                .and_then(Value::as_str)
+                .map(str::to_string)),
+            _ => Err(HostError::Failed(format!(
+                "could not read the value of {}",
+                answer.what
+            ))),
         }
     }
 

@@ -2,7 +2,7 @@
 //! domain) of every frame, stitched at the iframes, as YAML-like text with
 //! interactive elements annotated `[e7]`, or as JSON.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -840,10 +840,30 @@ impl Built {
     /// bounds (for elements with refs), children.
     pub async fn json(&self, refs: &PageRefs<'_>) -> Value {
         let bounds = self.bounds(refs).await;
+        // A text is named by the element that holds it: where that element
+        // (or another text of it) is in the tree too, the text gets no ref,
+        // so that every ref names one node.
+        let mut seen: HashMap<(usize, u32), usize> = HashMap::new();
+        fn count(node: &Node, seen: &mut HashMap<(usize, u32), usize>) {
+            if let Some(n) = node.number {
+                *seen.entry((node.frame, n)).or_default() += 1;
+            }
+            for child in &node.children {
+                count(child, seen);
+            }
+        }
+        for node in &self.roots {
+            count(node, &mut seen);
+        }
+        let shared: HashSet<(usize, u32)> = seen
+            .into_iter()
+            .filter(|(_, times)| *times > 1)
+            .map(|(key, _)| key)
+            .collect();
         let elements: Vec<Value> = self
             .roots
             .iter()
-            .filter_map(|n| json_node(n, &self.frames, &bounds))
+            .filter_map(|n| json_node(n, &self.frames, &bounds, &shared))
             .collect();
         let mut out = json!({
             "elements": elements,
@@ -984,14 +1004,19 @@ fn write_node(out: &mut String, node: &Node, depth: usize, frames: &[(String, u3
     }
 }
 
-fn json_node(node: &Node, frames: &[(String, u32)], bounds: &HashMap<u32, Value>) -> Option<Value> {
+fn json_node(
+    node: &Node,
+    frames: &[(String, u32)],
+    bounds: &HashMap<u32, Value>,
+    shared: &HashSet<(usize, u32)>,
+) -> Option<Value> {
     if node.role.is_empty() {
         return None;
     }
     let children: Vec<Value> = node
         .children
         .iter()
-        .filter_map(|c| json_node(c, frames, bounds))
+        .filter_map(|c| json_node(c, frames, bounds, shared))
         .collect();
     let mut v = json!({
         "role": if node.role == "Iframe" { "iframe" } else { node.role.as_str() },
@@ -1000,7 +1025,10 @@ fn json_node(node: &Node, frames: &[(String, u32)], bounds: &HashMap<u32, Value>
         "state": node.states,
         "children": children,
     });
-    if let Some(n) = node.number {
+    let number = node
+        .number
+        .filter(|n| node.role != "text" || !shared.contains(&(node.frame, *n)));
+    if let Some(n) = number {
         v["ref_id"] = json!(ref_text(frame_ordinal(frames, node.frame), n));
         v["bounds"] = bounds.get(&n).cloned().unwrap_or(Value::Null);
     }

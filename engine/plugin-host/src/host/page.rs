@@ -62,6 +62,18 @@ impl Host for HostState {
             .dispatch_change(&core_target(target))
             .await?)
     }
+    async fn set_value(&mut self, target: Target, value: String) -> Result<bool, HostError> {
+        Ok(self
+            .granted_page(Capability::Page)?
+            .set_value(&core_target(target), &value)
+            .await?)
+    }
+    async fn value_of(&mut self, target: Target) -> Result<Option<String>, HostError> {
+        Ok(self
+            .granted_page(Capability::Page)?
+            .value_of(&core_target(target))
+            .await?)
+    }
 }
 
 fn core_target(target: Target) -> CoreTarget {

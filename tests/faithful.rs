@@ -1,0 +1,449 @@
+//! Input as faithful as a keyboard and a mouse, and no false success, on
+//! the kinds of page where it used to go wrong (tests/common/faithful.rs):
+//! held modifiers are state, every US-layout character has its key's code,
+//! clicks land on wrapped and rotated links and on custom checkboxes
+//! through their labels, `fill` sets date, time, color and range inputs (or
+//! says the format it needs), every snapshot ref names one node, and
+//! secrets are redacted in the live network views.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::{Harness, block_on, shared};
+use serde_json::{Value, json};
+
+/// An action without screenshots; its status and answer.
+async fn act(h: &Harness, tab: &str, path: &str, mut body: Value) -> (u16, Value) {
+    body["screenshot"] = json!({ "area": "none" });
+    h.post(&format!("/tabs/{tab}/{path}"), body).await
+}
+
+async fn ok(h: &Harness, tab: &str, path: &str, body: Value) -> Value {
+    let (status, answer) = act(h, tab, path, body.clone()).await;
+    assert_eq!(status, 200, "{path} {body}: {answer}");
+    answer
+}
+
+/// The page's event log since the last call, emptied.
+async fn log(h: &Harness, tab: &str) -> Vec<Value> {
+    let log = h
+        .eval(
+            tab,
+            "(() => { const l = window.log; window.log = []; return l; })()",
+        )
+        .await;
+    log.as_array().cloned().unwrap_or_default()
+}
+
+fn of_type<'a>(log: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    log.iter().filter(|e| e["type"] == kind).collect()
+}
+
+#[test]
+fn held_modifiers_reach_every_later_key_click_and_wheel() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/keys").await;
+        ok(h, &tab, "keyboard/down", json!({ "key": "Shift" })).await;
+        let down = log(h, &tab).await;
+        assert_eq!(
+            (
+                &down[0]["key"],
+                &down[0]["code"],
+                &down[0]["location"],
+                &down[0]["shift"]
+            ),
+            (
+                &json!("Shift"),
+                &json!("ShiftLeft"),
+                &json!(1),
+                &json!(true)
+            ),
+            "a modifier's own keydown carries its flag: {down:?}"
+        );
+        ok(h, &tab, "click", json!({ "selector": "#btn" })).await;
+        ok(h, &tab, "scroll", json!({ "delta_y": 100 })).await;
+        let events = log(h, &tab).await;
+        for kind in ["mousedown", "mouseup", "click", "wheel"] {
+            let seen = of_type(&events, kind);
+            assert!(!seen.is_empty(), "{kind}: {events:?}");
+            assert!(
+                seen.iter()
+                    .all(|e| e["shift"] == true && e["ctrl"] == false),
+                "{kind} with Shift held: {events:?}"
+            );
+        }
+        // Shift held types the shifted character.
+        ok(h, &tab, "keyboard/press", json!({ "key": "a" })).await;
+        let typed = log(h, &tab).await;
+        assert_eq!(typed[0]["key"], "A", "{typed:?}");
+        ok(h, &tab, "keyboard/up", json!({ "key": "Shift" })).await;
+        let up = log(h, &tab).await;
+        assert_eq!(
+            (&up[0]["type"], &up[0]["shift"]),
+            (&json!("keyup"), &json!(false)),
+            "{up:?}"
+        );
+        ok(h, &tab, "click", json!({ "selector": "#btn" })).await;
+        let events = log(h, &tab).await;
+        assert!(
+            of_type(&events, "click")
+                .iter()
+                .all(|e| e["shift"] == false),
+            "released: {events:?}"
+        );
+
+        // Control held across actions, then a click and a key.
+        ok(h, &tab, "keyboard/down", json!({ "key": "Control" })).await;
+        ok(h, &tab, "click", json!({ "selector": "#btn" })).await;
+        ok(h, &tab, "keyboard/press", json!({ "key": "k" })).await;
+        ok(h, &tab, "keyboard/up", json!({ "key": "Control" })).await;
+        let events = log(h, &tab).await;
+        assert!(
+            of_type(&events, "click").iter().all(|e| e["ctrl"] == true),
+            "{events:?}"
+        );
+        let k = events
+            .iter()
+            .find(|e| e["type"] == "keydown" && e["code"] == "KeyK")
+            .expect("k pressed");
+        assert_eq!(k["ctrl"], true, "{events:?}");
+    });
+}
+
+#[test]
+fn shift_held_with_arrows_selects_and_backspace_deletes_the_selection() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/keys").await;
+        ok(
+            h,
+            &tab,
+            "fill",
+            json!({ "selector": "#field", "text": "hello wonderful" }),
+        )
+        .await;
+        ok(h, &tab, "keyboard/press", json!({ "key": "End" })).await;
+        ok(h, &tab, "keyboard/down", json!({ "key": "Shift" })).await;
+        for _ in 0..9 {
+            ok(h, &tab, "keyboard/press", json!({ "key": "ArrowLeft" })).await;
+        }
+        ok(h, &tab, "keyboard/up", json!({ "key": "Shift" })).await;
+        let selected = h
+            .eval(
+                &tab,
+                "(() => { const f = document.getElementById('field'); return f.value.slice(f.selectionStart, f.selectionEnd); })()",
+            )
+            .await;
+        assert_eq!(selected, "wonderful");
+        ok(h, &tab, "keyboard/press", json!({ "key": "Backspace" })).await;
+        let value = h.eval(&tab, "document.getElementById('field').value").await;
+        assert_eq!(value, "hello ");
+    });
+}
+
+#[test]
+fn every_us_layout_character_has_its_key_s_code() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/keys").await;
+        let text = "!@#^&*()_+{}|:\"<>?~`1-=[];',./\\Az";
+        ok(
+            h,
+            &tab,
+            "type",
+            json!({ "selector": "#field", "text": text }),
+        )
+        .await;
+        let value = h.eval(&tab, "document.getElementById('field').value").await;
+        assert_eq!(value, text);
+        let downs: Vec<Value> = log(h, &tab)
+            .await
+            .into_iter()
+            .filter(|e| e["type"] == "keydown")
+            .collect();
+        let expected = [
+            ("!", "Digit1", 49),
+            ("@", "Digit2", 50),
+            ("#", "Digit3", 51),
+            ("^", "Digit6", 54),
+            ("&", "Digit7", 55),
+            ("*", "Digit8", 56),
+            ("(", "Digit9", 57),
+            (")", "Digit0", 48),
+            ("_", "Minus", 189),
+            ("+", "Equal", 187),
+            ("{", "BracketLeft", 219),
+            ("}", "BracketRight", 221),
+            ("|", "Backslash", 220),
+            (":", "Semicolon", 186),
+            ("\"", "Quote", 222),
+            ("<", "Comma", 188),
+            (">", "Period", 190),
+            ("?", "Slash", 191),
+            ("~", "Backquote", 192),
+            ("`", "Backquote", 192),
+            ("1", "Digit1", 49),
+            ("-", "Minus", 189),
+            ("=", "Equal", 187),
+            ("[", "BracketLeft", 219),
+            ("]", "BracketRight", 221),
+            (";", "Semicolon", 186),
+            ("'", "Quote", 222),
+            (",", "Comma", 188),
+            (".", "Period", 190),
+            ("/", "Slash", 191),
+            ("\\", "Backslash", 220),
+            ("A", "KeyA", 65),
+            ("z", "KeyZ", 90),
+        ];
+        assert_eq!(downs.len(), expected.len(), "{downs:?}");
+        for (event, (key, code, key_code)) in downs.iter().zip(expected) {
+            assert_eq!(
+                (&event["key"], &event["code"], &event["keyCode"]),
+                (&json!(key), &json!(code), &json!(key_code)),
+                "{event}"
+            );
+        }
+        // A shortcut with a shifted punctuation key.
+        ok(
+            h,
+            &tab,
+            "keyboard/shortcut",
+            json!({ "keys": ["Control", "Shift", "~"] }),
+        )
+        .await;
+        let events = log(h, &tab).await;
+        let tilde = events
+            .iter()
+            .find(|e| e["type"] == "keydown" && e["key"] == "~")
+            .unwrap_or_else(|| panic!("{events:?}"));
+        assert_eq!(
+            (&tilde["code"], &tilde["ctrl"], &tilde["shift"]),
+            (&json!("Backquote"), &json!(true), &json!(true))
+        );
+    });
+}
+
+#[test]
+fn clicks_land_on_wrapped_and_rotated_links() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/links").await;
+        // The premise: the centre of each link's box is not on the link.
+        let misses = h
+            .eval(
+                &tab,
+                "['wrapped', 'rotated'].map(id => { const a = document.getElementById(id); const r = a.getBoundingClientRect(); const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); return !a.contains(hit); })",
+            )
+            .await;
+        assert_eq!(misses, json!([true, true]), "the page is as intended");
+        for id in ["wrapped", "rotated"] {
+            let answer = ok(h, &tab, "click", json!({ "selector": format!("#{id}") })).await;
+            assert_eq!(answer["result"]["status"], "clicked", "{answer}");
+        }
+        assert_eq!(
+            h.eval(&tab, "window.hits").await,
+            json!(["wrapped", "rotated"])
+        );
+    });
+}
+
+/// The JSON snapshot's nodes, flattened.
+fn flatten<'a>(nodes: &'a Value, out: &mut Vec<&'a Value>) {
+    for node in nodes.as_array().into_iter().flatten() {
+        out.push(node);
+        flatten(&node["children"], out);
+    }
+}
+
+async fn json_snapshot(h: &Harness, tab: &str) -> Value {
+    let (status, snapshot) = h.get(&format!("/tabs/{tab}/snapshot?format=json")).await;
+    assert_eq!(status, 200, "{snapshot}");
+    snapshot
+}
+
+#[test]
+fn custom_checkboxes_are_clicked_through_their_labels() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/checkboxes").await;
+        let snapshot = json_snapshot(h, &tab).await;
+        let mut nodes = Vec::new();
+        flatten(&snapshot["elements"], &mut nodes);
+        let terms = nodes
+            .iter()
+            .find(|n| n["role"] == "checkbox" && n["name"] == "I accept the terms")
+            .unwrap_or_else(|| panic!("the checkbox by its label: {snapshot}"));
+        let (status, answer) = act(h, &tab, "click", json!({ "ref": terms["ref_id"] })).await;
+        assert_eq!(status, 200, "{answer}");
+        let (status, answer) = act(h, &tab, "click", json!({ "selector": "#plan-pro" })).await;
+        assert_eq!(status, 200, "{answer}");
+        let (status, answer) = act(h, &tab, "click", json!({ "selector": "#news" })).await;
+        assert_eq!(status, 200, "{answer}");
+        let checked = h
+            .eval(
+                &tab,
+                "['terms', 'plan-pro', 'news'].map(id => document.getElementById(id).checked)",
+            )
+            .await;
+        assert_eq!(checked, json!([true, true, true]));
+    });
+}
+
+#[test]
+fn fill_sets_inputs_that_take_no_typing_and_never_claims_what_did_not_happen() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/values").await;
+        for (id, value) in [
+            ("day", "2020-03-02"),
+            ("at", "13:45"),
+            ("when", "2020-03-02T13:45"),
+            ("month", "2020-03"),
+            ("week", "2020-W10"),
+            ("colour", "#33aa66"),
+            ("volume", "7"),
+        ] {
+            let answer = ok(
+                h,
+                &tab,
+                "fill",
+                json!({ "selector": format!("#{id}"), "text": value }),
+            )
+            .await;
+            assert_eq!(answer["result"]["status"], "filled", "{answer}");
+            let shown = h
+                .eval(&tab, &format!("document.getElementById('{id}').value"))
+                .await;
+            assert_eq!(shown, value, "{id}");
+            let seen = h.eval(&tab, "window.seen.splice(0)").await;
+            assert_eq!(
+                seen,
+                json!([
+                    format!("{id}:input:{value}"),
+                    format!("{id}:change:{value}")
+                ]),
+                "{id}"
+            );
+        }
+        // A value not in the input's format: 400, naming the format.
+        for (id, value, format) in [
+            ("day", "03/02/2020", "yyyy-mm-dd"),
+            ("colour", "green", "#rrggbb"),
+            ("volume", "loud", "a number"),
+        ] {
+            let (status, answer) = act(
+                h,
+                &tab,
+                "fill",
+                json!({ "selector": format!("#{id}"), "text": value }),
+            )
+            .await;
+            assert_eq!(status, 400, "{id}: {answer}");
+            assert!(
+                answer["error"].as_str().unwrap().contains(format),
+                "{id}: {answer}"
+            );
+        }
+        // A field that refuses the text is an error, never "filled".
+        for id in ["nothing", "count"] {
+            let (status, answer) = act(
+                h,
+                &tab,
+                "fill",
+                json!({ "selector": format!("#{id}"), "text": "abc" }),
+            )
+            .await;
+            assert!(
+                (400..500).contains(&status) && answer["error"].as_str().unwrap().contains("empty"),
+                "{id}: {status} {answer}"
+            );
+        }
+    });
+}
+
+#[test]
+fn every_snapshot_ref_names_one_node() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/nav").await;
+        let snapshot = json_snapshot(h, &tab).await;
+        let mut nodes = Vec::new();
+        flatten(&snapshot["elements"], &mut nodes);
+        let refs: Vec<&str> = nodes.iter().filter_map(|n| n["ref_id"].as_str()).collect();
+        let unique: HashSet<&&str> = refs.iter().collect();
+        assert_eq!(
+            unique.len(),
+            refs.len(),
+            "a ref named two nodes: {snapshot}"
+        );
+        let nav = nodes
+            .iter()
+            .find(|n| n["role"] == "navigation")
+            .unwrap_or_else(|| panic!("{snapshot}"));
+        assert!(nav["ref_id"].is_string(), "{nav}");
+        // The text format says each ref once too.
+        let (status, text) = h.get(&format!("/tabs/{tab}/snapshot")).await;
+        assert_eq!(status, 200);
+        let text = text["snapshot"].as_str().unwrap_or_default().to_string();
+        let mut seen = HashSet::new();
+        for r in text.split('[').filter_map(|s| s.split(']').next()) {
+            if r.starts_with('e') && r[1..].chars().all(|c| c.is_ascii_digit()) {
+                assert!(seen.insert(r.to_string()), "{r} twice in {text}");
+            }
+        }
+        assert!(!seen.is_empty(), "{text}");
+    });
+}
+
+#[test]
+fn the_network_views_redact_credentials_and_passwords() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/nav").await;
+        // A login the page posts itself: an authorization header it sets and
+        // a password in a form body.
+        let sent = h
+            .eval(
+                &tab,
+                "fetch('/api/echo', { method: 'POST', headers: { 'Authorization': 'Bearer SECRET-tok3n', 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'user=ada&password=SECRET-pw' }).then(r => r.status)",
+            )
+            .await;
+        assert_eq!(sent, 200);
+        let mut live = Value::Null;
+        for _ in 0..50 {
+            let (status, body) = h.get(&format!("/tabs/{tab}/network")).await;
+            assert_eq!(status, 200, "{body}");
+            live = body;
+            if live.to_string().contains("api/echo") {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let text = live.to_string();
+        assert!(
+            text.contains("api/echo") && text.contains("user=ada"),
+            "{text}"
+        );
+        assert!(!text.contains("SECRET-"), "the live buffer: {text}");
+        let (status, saved) = h
+            .post(
+                "/network/save",
+                json!({ "tag": "faithful-secrets", "tab_id": tab }),
+            )
+            .await;
+        assert_eq!(status, 200, "{saved}");
+        for path in [
+            "/network?tag=faithful-secrets&include_body=true",
+            "/network/har?tag=faithful-secrets",
+        ] {
+            let (status, body) = h.get(path).await;
+            assert_eq!(status, 200, "{path}: {body}");
+            let text = body.to_string();
+            assert!(text.contains("api/echo"), "{path}: {text}");
+            assert!(!text.contains("SECRET-"), "{path}: {text}");
+        }
+    });
+}
