@@ -447,3 +447,75 @@ fn the_network_views_redact_credentials_and_passwords() {
         }
     });
 }
+
+/// A client that gives up on a wait (its own HTTP timeout) frees the tab at
+/// once: the next request doesn't queue behind the rest of the wait.
+#[test]
+fn a_wait_whose_client_hangs_up_ends_and_frees_the_tab() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/nav").await;
+        let url = format!("{}/tabs/{tab}/wait/navigation", h.server.api);
+        let gave_up = h
+            .http
+            .post(&url)
+            .json(&json!({ "screenshot": { "area": "none" } }))
+            .timeout(std::time::Duration::from_millis(800))
+            .send()
+            .await;
+        assert!(
+            gave_up.is_err(),
+            "the client's timeout ended it: {gave_up:?}"
+        );
+        let asked = std::time::Instant::now();
+        let answer = ok(h, &tab, "wait", json!({ "ms": 10 })).await;
+        assert_eq!(answer["result"]["status"], "waited", "{answer}");
+        // The abandoned wait would have held the tab for its 30 s default.
+        assert!(
+            asked.elapsed() < std::time::Duration::from_secs(15),
+            "the next action waited {:?}",
+            asked.elapsed()
+        );
+        let (status, history) = h
+            .get(&format!("/history/actions?tab_id={tab}&limit=10"))
+            .await;
+        assert_eq!(status, 200, "{history}");
+        assert!(
+            history.to_string().contains("client_gone"),
+            "the abandoned wait is on record with why it ended: {history}"
+        );
+    });
+}
+
+/// Network idle counts a request already in flight when the wait starts,
+/// and waits its quiet window after the last one ends, on the wall clock.
+#[test]
+fn network_idle_counts_requests_in_flight_before_it_and_waits_its_window() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/nav").await;
+        ok(
+            h,
+            &tab,
+            "execute",
+            json!({ "script": "window.state = 'loading'; fetch('/api/slow?ms=2000').then(r => r.json()).then(() => { window.state = 'done'; window.doneAt = Date.now(); }); 1" }),
+        )
+        .await;
+        let asked = std::time::Instant::now();
+        let waited = ok(
+            h,
+            &tab,
+            "wait/network-idle",
+            json!({ "idle_ms": 1000, "timeout_ms": 15000 }),
+        )
+        .await;
+        assert_eq!(waited["timing"]["wait_reason"], "network_idle", "{waited}");
+        assert_eq!(h.eval(&tab, "window.state").await, "done");
+        // 2 s of request, then 1 s of quiet: not answered before both.
+        assert!(
+            asked.elapsed() >= std::time::Duration::from_millis(2500),
+            "answered after {:?}",
+            asked.elapsed()
+        );
+    });
+}

@@ -74,6 +74,7 @@ impl Services {
             policy_settings: self.policy_settings.clone(),
             approvals: self.approvals.clone(),
             agents: self.agents.clone(),
+            hang_up: Default::default(),
         }
     }
 }
@@ -91,6 +92,9 @@ pub struct Ctx {
     pub policy_settings: Arc<str>,
     pub approvals: Arc<approvals::Approvals>,
     pub agents: Arc<wabp_agent::Tasks>,
+    /// Cancelled when the call's answer is no longer awaited (the client
+    /// hung up); waits end on it (see [`Operation::run`]).
+    pub hang_up: tokio_util::sync::CancellationToken,
 }
 
 /// The HTTP method of a REST route.
@@ -315,7 +319,14 @@ impl Operation {
 
     /// Runs the operation on `input` (a JSON object) for `ctx.caller`. In
     /// its own task: a panic or a client that hangs up ends only this call.
-    pub async fn run(&self, ctx: Ctx, mut input: Value) -> Result<Output> {
+    ///
+    /// Dropping the returned future (a client that hangs up drops its
+    /// request's) cancels `ctx.hang_up`: an action still completes and is
+    /// recorded, a wait ends at once and frees its tab.
+    pub async fn run(&self, mut ctx: Ctx, mut input: Value) -> Result<Output> {
+        let hang_up = tokio_util::sync::CancellationToken::new();
+        ctx.hang_up = hang_up.clone();
+        let _cancel_on_drop = hang_up.drop_guard();
         ctx.caller.may(self.scope, &self.name)?;
         if !self.doors_inside {
             ctx.pass_policies(approvals::Door {

@@ -118,8 +118,9 @@ impl NavigationLoad {
 }
 
 /// Waits until no request (of any site; long-lived streams aside) has
-/// been in flight for `idle_ms`. Requests that began before the wait are
-/// not known to it.
+/// been in flight for `idle_ms`. Requests that began before the wait come
+/// first among its signals (the host passes what is in flight when it
+/// starts).
 #[derive(Debug, Clone)]
 pub struct NetworkIdle {
     idle_ms: u64,

@@ -7,7 +7,7 @@ use wabp_core::engine::answers;
 use wabp_core::{ActionOptions, Error};
 
 use super::{Options, TabRef, json};
-use crate::{Category, Operation, Output, Presentation, Scope};
+use crate::{Category, Ctx, Operation, Output, Presentation, Scope};
 
 #[derive(Deserialize, JsonSchema)]
 struct Wait {
@@ -52,8 +52,14 @@ struct WaitNetworkIdle {
 }
 
 /// A wait's own `timeout_ms` into its options.
-fn with_timeout(options: Options, timeout_ms: Option<u64>) -> wabp_core::Result<ActionOptions> {
+/// A wait's options: its timeout, and it ends when its client hangs up.
+fn with_timeout(
+    ctx: &Ctx,
+    options: Options,
+    timeout_ms: Option<u64>,
+) -> wabp_core::Result<ActionOptions> {
     let mut options = options.resolve("immediate")?;
+    options.hang_up = Some(ctx.hang_up.clone());
     if let Some(timeout) = timeout_ms {
         if timeout > wabp_core::action::MAX_TIMEOUT_MS {
             return Err(Error::invalid(format!(
@@ -184,7 +190,8 @@ pub fn operations() -> Vec<Operation> {
                     .filter(|ms| *ms <= 60_000)
                     .ok_or_else(|| Error::invalid("field \"ms\" must be an integer from 0 to 60000"))?;
                 let tab = input.tab.resolve(&ctx)?;
-                let options = input.options.resolve("time")?;
+                let mut options = input.options.resolve("time")?;
+                options.hang_up = Some(ctx.hang_up.clone());
                 Ok(Output::Envelope(
                     ctx.engine.wait(&ctx.caller, &tab, ms, &options).await?,
                 ))
@@ -199,7 +206,7 @@ pub fn operations() -> Vec<Operation> {
             "Let the page run until a navigation it starts has loaded (a link a script follows, a form, a redirect); 408 WAIT_TIMEOUT at timeout_ms.",
             |ctx, input: WaitNavigation| async move {
                 let tab = input.tab.resolve(&ctx)?;
-                let options = with_timeout(input.options, input.timeout_ms)?;
+                let options = with_timeout(&ctx, input.options, input.timeout_ms)?;
                 Ok(Output::Envelope(
                     ctx.engine
                         .wait_for(&ctx.caller, &tab, "navigation", serde_json::json!({}), &options)
@@ -220,7 +227,7 @@ pub fn operations() -> Vec<Operation> {
                 if idle > 60_000 {
                     return Err(Error::invalid("\"idle_ms\" must be at most 60000"));
                 }
-                let options = with_timeout(input.options, input.timeout_ms)?;
+                let options = with_timeout(&ctx, input.options, input.timeout_ms)?;
                 Ok(Output::Envelope(
                     ctx.engine
                         .wait_for(

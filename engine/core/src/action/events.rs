@@ -318,13 +318,19 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
     timeout: Duration,
     mut fast_forward: bool,
     dialog_open: &(dyn Fn() -> bool + Sync),
+    hang_up: Option<&tokio_util::sync::CancellationToken>,
+    carried: Vec<WaitSignal>,
 ) -> Result<String> {
     let started = Instant::now();
+    let hung_up = || hang_up.is_some_and(|token| token.is_cancelled());
     // A fast-forward starts this long (real time) after the dispatch ended.
     let fast_forward_after = tab.fast_forward_after();
     let mut clock = HeuristicClock::new();
     let mut in_flight = InFlight::default();
-    let mut early = Vec::new();
+    for signal in &carried {
+        in_flight.observe(&TabSignal::Wait(signal.clone()));
+    }
+    let mut early = carried;
     drain(rx, &mut in_flight, recorder, &mut early, started);
     // A page that is navigating has no document to mark yet (asking the one
     // being replaced waits for it to go); the new document's time is then
@@ -349,6 +355,9 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         let remaining = timeout.saturating_sub(started.elapsed());
         if remaining.is_zero() {
             return Ok("timeout".into());
+        }
+        if hung_up() {
+            return Ok("client_gone".into());
         }
         // What already happened counts before the page's time moves: a
         // navigation the dispatch committed is in flight, and a fast-forward
@@ -408,7 +417,17 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
                 if can_skip {
                     nap = nap.min(fast_forward_after.saturating_sub(started.elapsed()));
                 }
-                match tokio::time::timeout(nap, rx.recv()).await {
+                let hang_up_or_never = async {
+                    match hang_up {
+                        Some(token) => token.cancelled().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                let next = tokio::select! {
+                    next = tokio::time::timeout(nap, rx.recv()) => next,
+                    _ = hang_up_or_never => continue,
+                };
+                match next {
                     Ok(Ok(signal)) => {
                         tracing::trace!(
                             "wait at {:.1} ms: {signal:?}",

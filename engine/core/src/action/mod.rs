@@ -60,6 +60,13 @@ pub trait ActionTab: Send + Sync + 'static {
     /// Why the page looks broken (it stopped answering, a frame never
     /// came, the renderer crashed), if it does.
     fn page_failure(&self) -> Option<String>;
+    /// What is in flight on the tab now: its requests, and a navigation
+    /// whose document has not loaded. A wait for the network or for a
+    /// navigation counts them from its start, though they began before it
+    /// (a slow link clicked by the last action).
+    fn in_flight_now(&self) -> Vec<crate::plugin::WaitSignal> {
+        Vec::new()
+    }
     /// Input and script commands give up by `deadline` (the action's
     /// timeout) until it is cleared with `None`.
     fn set_action_deadline(&self, deadline: Option<Instant>);
@@ -455,8 +462,20 @@ async fn execute<T: ActionTab>(
             &mut rx,
             &mut recorder,
             timeout,
-            options.wait_until.clock() == WaitClock::Page,
+            // The network is real: its quiet window is waited out on the
+            // wall clock, not skipped on the page's.
+            options.wait_until.clock() == WaitClock::Page
+                && options.wait_until.wait_type != "network_idle",
             &|| tab.dialog_pending(),
+            options.hang_up.as_ref(),
+            if matches!(
+                options.wait_until.wait_type.as_str(),
+                "navigation" | "network_idle"
+            ) {
+                tab.in_flight_now()
+            } else {
+                Vec::new()
+            },
         )
         .await
         {

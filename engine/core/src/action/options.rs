@@ -75,6 +75,10 @@ pub struct ActionOptions {
     pub wait_until: WaitUntil,
     pub screenshot: ScreenshotOptions,
     pub network: Option<NetworkOptions>,
+    /// Cancelled when nobody waits for the answer any more (the client
+    /// hung up): the wait ends at once ("client_gone"), the action is
+    /// captured, frozen and recorded as usual, and the tab is free.
+    pub hang_up: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// Request keys that are options, not action params.
@@ -244,6 +248,7 @@ impl ActionOptions {
                 cursor,
             },
             network,
+            hang_up: None,
         })
     }
 

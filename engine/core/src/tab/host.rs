@@ -14,6 +14,9 @@ impl crate::action::ActionTab for Tab {
     fn owner(&self) -> Option<String> {
         Tab::owner(self)
     }
+    fn in_flight_now(&self) -> Vec<crate::plugin::WaitSignal> {
+        Tab::in_flight_now(self)
+    }
     async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
         Tab::turn(self, limit).await
     }

@@ -998,6 +998,43 @@ impl Tab {
         self.network.bodies_settled(limit).await
     }
 
+    /// See `ActionTab::in_flight_now`. Calls older than two minutes that
+    /// never ended (their end fell out of the capture) don't count.
+    pub fn in_flight_now(&self) -> Vec<WaitSignal> {
+        let (navigation, page_url) = {
+            let state = self.state.lock().unwrap();
+            let navigation = state
+                .document_requests
+                .values()
+                .next()
+                .cloned()
+                .or_else(|| {
+                    (state.loading && state.committed_since_start).then(|| state.url.clone())
+                });
+            (navigation, state.url.clone())
+        };
+        let mut signals: Vec<WaitSignal> = navigation
+            .into_iter()
+            .map(WaitSignal::NavigationStarted)
+            .collect();
+        let recent = crate::clock::now_ms_i64() - 120_000;
+        signals.extend(
+            self.network
+                .calls()
+                .into_iter()
+                .filter(|call| call.state == "pending" && call.timestamp_ms >= recent)
+                .map(|call| {
+                    WaitSignal::RequestStarted(RequestInfo {
+                        id: call.request_id,
+                        same_site: same_site(&call.url, &page_url),
+                        url: call.url,
+                        resource_type: call.resource_type,
+                    })
+                }),
+        );
+        signals
+    }
+
     /// The tab's captured calls, oldest first, secrets redacted unless
     /// `--record-secrets`.
     pub fn network_calls(&self) -> Vec<NetworkCall> {
