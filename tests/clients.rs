@@ -29,22 +29,6 @@ fn node() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("node"))
 }
 
-/// The virtualenv's interpreter (`scripts/test-python.sh`), with requests
-/// and httpx.
-fn python() -> PathBuf {
-    let path = std::env::var_os("WABP_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
-        });
-    assert!(
-        path.is_file(),
-        "{} is missing: run `bash scripts/test-python.sh` (scripts/test.sh does)",
-        path.display()
-    );
-    path
-}
-
 /// Runs a client to its end and parses the one JSON line it prints.
 async fn run_client(program: &Path, args: &[&str]) -> Value {
     let mut command = tokio::process::Command::new(program);
@@ -162,7 +146,7 @@ fn python_requests_and_httpx_drive_the_rest_api() {
     block_on(async {
         for library in ["requests", "httpx"] {
             let report = run_client(
-                &python(),
+                &common::test_python(),
                 &[
                     &script("python_rest_client.py"),
                     library,

@@ -519,3 +519,54 @@ fn network_idle_counts_requests_in_flight_before_it_and_waits_its_window() {
         );
     });
 }
+
+/// Control-click, Shift-click and a middle click on a link open its page in
+/// a new tab, announced as a `popup` event, as in a headed browser.
+#[test]
+fn modifier_and_middle_clicks_on_links_open_tabs() {
+    let (h, _g) = shared();
+    block_on(async {
+        let target = h.url("/second");
+        let tab = h
+            .tab_on(&format!(
+                "/links-to?url={}",
+                url::form_urlencoded::byte_serialize(target.as_bytes()).collect::<String>()
+            ))
+            .await;
+        for (name, body) in [
+            (
+                "control",
+                json!({ "selector": "a", "modifiers": ["Control"] }),
+            ),
+            ("shift", json!({ "selector": "a", "modifiers": ["Shift"] })),
+            ("middle", json!({ "selector": "a", "button": "middle" })),
+        ] {
+            let answer = ok(h, &tab, "click", body).await;
+            let popup = answer["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["type"] == "popup")
+                .cloned()
+                .unwrap_or_else(|| panic!("{name}: no popup event: {answer}"));
+            let new_tab = popup["data"]["new_tab_id"]
+                .as_str()
+                .or_else(|| popup["new_tab_id"].as_str())
+                .unwrap_or_else(|| panic!("{name}: {popup}"))
+                .to_string();
+            let (status, info) = h.get(&format!("/tabs/{new_tab}")).await;
+            assert_eq!(status, 200, "{name}: {info}");
+            assert!(
+                info["url"].as_str().unwrap_or("").ends_with("/second"),
+                "{name}: {info}"
+            );
+            // The opener stays where it was.
+            let (_, opener) = h.get(&format!("/tabs/{tab}")).await;
+            assert!(
+                opener["url"].as_str().unwrap().contains("links-to"),
+                "{name}: {opener}"
+            );
+            h.delete(&format!("/tabs/{new_tab}")).await;
+        }
+    });
+}

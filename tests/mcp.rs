@@ -1136,27 +1136,11 @@ fn example_client_configs_point_at_wabp() {
     assert_eq!(http["url"], "http://127.0.0.1:8222/mcp");
 }
 
-/// The interpreter of a virtualenv with the official Python MCP SDK
-/// (`scripts/test-python.sh` makes it; `scripts/test.sh` exports its path).
-fn python_with_mcp_sdk() -> std::path::PathBuf {
-    let path = std::env::var_os("WABP_TEST_PYTHON")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
-        });
-    assert!(
-        path.is_file(),
-        "{} is missing: run `bash scripts/test-python.sh` (scripts/test.sh does)",
-        path.display()
-    );
-    path
-}
-
 /// Runs tests/mcp_python_client.py and returns its JSON lines, one per
 /// connection (initialize handshake, then 2026-07-28 discovery).
 async fn python_client(args: &[&str]) -> Vec<Value> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python_client.py");
-    let mut command = tokio::process::Command::new(python_with_mcp_sdk());
+    let mut command = tokio::process::Command::new(common::test_python());
     command.arg(script).args(args).kill_on_drop(true);
     let output = tokio::time::timeout(Duration::from_secs(300), command.output())
         .await

@@ -693,3 +693,20 @@ pub fn run_to_success(command: &mut std::process::Command) -> (String, String) {
     );
     (stdout, stderr)
 }
+
+/// The interpreter of the test virtualenv (`scripts/test-python.sh` makes
+/// it, with the official Python MCP SDK, requests and httpx;
+/// `scripts/test.sh` exports its path as `WABP_TEST_PYTHON`).
+pub fn test_python() -> PathBuf {
+    let path = std::env::var_os("WABP_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python")
+        });
+    assert!(
+        path.is_file(),
+        "{} is missing: run `bash scripts/test-python.sh` (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}

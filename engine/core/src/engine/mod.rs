@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::StopLoadingParams;
 use chromiumoxide::cdp::browser_protocol::target::{
-    ActivateTargetParams, CloseTargetParams, CreateTargetParams, TargetId,
+    ActivateTargetParams, CloseTargetParams, CreateTargetParams, GetTargetInfoParams, TargetId,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -204,6 +204,36 @@ impl ImageFormat {
     }
 }
 
+/// Pages the engine opens itself: how many are being opened now, and the
+/// last ones opened.
+#[derive(Debug, Default)]
+struct OwnPages {
+    opening: usize,
+    opened: std::collections::VecDeque<TargetId>,
+}
+
+/// A page the engine is opening; see [`Engine::own_page_opening`].
+pub(crate) struct OwnPageOpening<'a> {
+    engine: &'a Engine,
+}
+
+impl OwnPageOpening<'_> {
+    /// The page it opened.
+    pub(crate) fn opened(&self, target: &TargetId) {
+        let mut own = self.engine.own_pages.lock().unwrap();
+        own.opened.push_back(target.clone());
+        if own.opened.len() > 64 {
+            own.opened.pop_front();
+        }
+    }
+}
+
+impl Drop for OwnPageOpening<'_> {
+    fn drop(&mut self) {
+        self.engine.own_pages.lock().unwrap().opening -= 1;
+    }
+}
+
 pub struct Engine {
     pub config: EngineConfig,
     /// How the next browser is launched: `config.browser`, or what the last
@@ -231,6 +261,9 @@ pub struct Engine {
     repairs: tokio::sync::Mutex<()>,
     /// Browser restarts so far (`restart.rs`).
     restarts: std::sync::atomic::AtomicU32,
+    /// Pages the engine opens itself (`Target.createTarget`): a page with
+    /// no opener may be one of them.
+    own_pages: StdMutex<OwnPages>,
     /// Each caller's active tab (the tab MCP tools act on by default).
     /// Each user's active tab (keyed by user id: `None` for requests without one).
     active_tabs: StdMutex<std::collections::HashMap<Option<String>, String>>,
@@ -269,6 +302,7 @@ impl Engine {
             tabs: RwLock::new(Vec::new()),
             repairs: tokio::sync::Mutex::new(()),
             restarts: Default::default(),
+            own_pages: Default::default(),
             active_tabs: StdMutex::new(Default::default()),
             chooser_defaults: StdMutex::new(Default::default()),
             download_dirs: StdMutex::new(Default::default()),
@@ -619,10 +653,12 @@ impl Engine {
             // window per tab keeps every tab drawing.
             params.new_window = Some(kind != DriverKind::Deterministic);
             params.browser_context_id = context;
+            let opening = self.own_page_opening();
             let page = crate::tab::bounded(Duration::from_secs(10), "opening a page", async {
                 Ok(browser.browser.new_page(params).await?)
             })
             .await?;
+            opening.opened(page.target_id());
             (page, navigator)
         };
         let tab = Tab::attach(id, page, kind, opener, navigator).await?;
@@ -771,9 +807,20 @@ impl Engine {
                         if info.r#type != "page" {
                             continue;
                         }
-                        if let Some(opener) = info.opener_id.clone()
-                            && let Some(source) = engine.tab_by_target(&opener)
-                        {
+                        // A link opened with a modifier or the middle button:
+                        // the browser opens it without an opener; it is the
+                        // page of the tab that just clicked so.
+                        let source = match info.opener_id.clone() {
+                            Some(opener) => engine.tab_by_target(&opener).map(|t| (t, true)),
+                            None => engine
+                                .tabs
+                                .read()
+                                .unwrap()
+                                .iter()
+                                .find(|t| t.new_page_expected())
+                                .map(|t| (t.clone(), false)),
+                        };
+                        if let Some((source, opened_it)) = source {
                             let engine = engine.clone();
                             let (target, url) = (info.target_id.clone(), info.url.clone());
                             // Counted now, so the action that opened it
@@ -781,6 +828,9 @@ impl Engine {
                             let adoption = source.popup_adoption();
                             // Attaching waits on the browser: off this loop.
                             tokio::spawn(async move {
+                                if !opened_it && !engine.claim_new_page(&source, &target).await {
+                                    return;
+                                }
                                 if let Err(err) =
                                     engine.adopt_popup(source, adoption, target, url).await
                                 {
@@ -799,6 +849,35 @@ impl Engine {
                 }
             }
         }))
+    }
+
+    /// Counts a page the engine opens itself until the guard drops.
+    pub(crate) fn own_page_opening(&self) -> OwnPageOpening<'_> {
+        self.own_pages.lock().unwrap().opening += 1;
+        OwnPageOpening { engine: self }
+    }
+
+    /// Whether a new page with no opener is the one `source`'s modifier or
+    /// middle click opened: once the engine's own openings under way have
+    /// ended (bounded), it is none of theirs, and `source` still expects it.
+    async fn claim_new_page(&self, source: &Tab, target: &TargetId) -> bool {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        loop {
+            {
+                let own = self.own_pages.lock().unwrap();
+                if own.opened.contains(target) {
+                    return false;
+                }
+                if own.opening == 0 {
+                    break;
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.tab_by_target(target).is_none() && source.take_new_page_expected()
     }
 
     fn tab_by_target(&self, target: &TargetId) -> Option<Arc<Tab>> {
@@ -876,6 +955,28 @@ impl Engine {
         let url = match &opened {
             Some((_, asked)) if url.is_empty() || url == "about:blank" => asked.clone(),
             _ => url,
+        };
+        // A link opened in a new tab has no URL on its target at first;
+        // the browser knows the one it is loading.
+        let url = if url.is_empty() || url == "about:blank" {
+            let info = {
+                let browser = self.browser.read().await;
+                match browser.as_ref() {
+                    Some(browser) => browser
+                        .browser
+                        .execute(GetTargetInfoParams {
+                            target_id: Some(target.clone()),
+                        })
+                        .await
+                        .ok(),
+                    None => None,
+                }
+            };
+            info.map(|i| i.result.target_info.url.clone())
+                .filter(|u| !u.is_empty())
+                .unwrap_or(url)
+        } else {
+            url
         };
         let popup_type = match opened.map(|(features, _)| features) {
             Some(features)

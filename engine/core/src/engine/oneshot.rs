@@ -152,8 +152,12 @@ impl Engine {
                 .await?;
             let mut params = CreateTargetParams::new("about:blank");
             params.browser_context_id = Some(context.clone());
+            let opening = self.own_page_opening();
             match browser.browser.new_page(params).await {
-                Ok(page) => (context, page),
+                Ok(page) => {
+                    opening.opened(page.target_id());
+                    (context, page)
+                }
                 Err(e) => {
                     let _ = browser.browser.dispose_browser_context(context).await;
                     return Err(e.into());

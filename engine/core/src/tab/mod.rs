@@ -67,6 +67,12 @@ use crate::plugin::{
 use frames::DriverKind;
 use network::{BodyFetch, CallEnd, NetworkCapture};
 
+/// How long after a modifier or middle click a new page with no opener is
+/// taken for the one it opened.
+const NEW_PAGE_EXPECTED_FOR: Duration = Duration::from_secs(3);
+/// How long an action waits for the page a modifier click on a link opens.
+const LINK_PAGE_LIMIT: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Default)]
 struct TabState {
     pointer: Option<(f64, f64)>,
@@ -78,6 +84,10 @@ struct TabState {
     /// every later key, click, move and wheel event carries them, as a
     /// keyboard does (Shift held + ArrowLeft selects).
     modifiers_held: Modifiers,
+    /// Until when a new page with no opener is this tab's: a click with
+    /// Control, Meta or Shift, or with the middle button, opens a link in a
+    /// new tab or window, which the browser creates without an opener.
+    new_page_expected_until: Option<std::time::Instant>,
     url: String,
     loading: bool,
     /// When a same-document navigation (`pushState`, a fragment) was read
@@ -1224,9 +1234,22 @@ impl Tab {
         if self.session.dialog_open() {
             return Err(Error::dialog_blocks(&self.id));
         }
+        let mut opens_page = false;
         let (cdp_button, buttons, modifiers) = {
             let mut state = self.state.lock().unwrap();
             let modifiers = modifiers.union(state.modifiers_held);
+            if kind == DispatchMouseEventType::MouseReleased
+                && (modifiers.control
+                    || modifiers.meta
+                    || modifiers.shift
+                    || button == MouseButton::Middle)
+            {
+                // Set before the release: the browser may announce the new
+                // page before the release is answered.
+                state.new_page_expected_until =
+                    Some(std::time::Instant::now() + NEW_PAGE_EXPECTED_FOR);
+                opens_page = true;
+            }
             let bit = button_bit(button);
             match kind {
                 DispatchMouseEventType::MousePressed => state.buttons_held |= bit,
@@ -1291,13 +1314,65 @@ impl Tab {
         self.session
             .execute_unless_dialog(params, Some(&self.frames.nudge))
             .await?;
+        if opens_page {
+            self.hold_for_link_page(x, y).await;
+        }
         self.input_answered().await
+    }
+
+    /// After a modifier or middle click: on a link, the action waits
+    /// (bounded) for the page the browser opens for it, which it announces
+    /// a little after the click is answered; elsewhere no page comes.
+    async fn hold_for_link_page(&self, x: f64, y: f64) {
+        let on = self
+            .session
+            .evaluate_isolated(&format!(
+                "(() => {{ const e = document.elementFromPoint({x}, {y});                  return !e ? 'none' : e.closest('a[href], area[href]') ? 'link'                  : /^i?frame$/i.test(e.tagName) ? 'frame' : 'none'; }})()"
+            ))
+            .await;
+        match on.ok().as_ref().and_then(Value::as_str) {
+            Some("link") => {
+                let Some(me) = self.self_ref.upgrade() else {
+                    return;
+                };
+                let adoption = me.popup_adoption();
+                tokio::spawn(async move {
+                    let until = tokio::time::Instant::now() + LINK_PAGE_LIMIT;
+                    while me.new_page_expected() && tokio::time::Instant::now() < until {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    drop(adoption);
+                });
+            }
+            // A link in a frame may open one too: expected, not waited for.
+            Some("frame") => {}
+            _ => self.state.lock().unwrap().new_page_expected_until = None,
+        }
     }
 
     /// Awaits the answer of a mouse move sent ahead of it (see
     /// [`Tab::mouse`]): its error, if any, is the caller's.
     pub async fn input_answered(&self) -> Result<()> {
         answer_of(&mut *self.move_unanswered.lock().await).await
+    }
+
+    /// Whether a page with no opener that appears now may be this tab's
+    /// (see `TabState::new_page_expected_until`).
+    pub fn new_page_expected(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap()
+            .new_page_expected_until
+            .is_some_and(|until| until > std::time::Instant::now())
+    }
+
+    /// [`Tab::new_page_expected`], once.
+    pub fn take_new_page_expected(&self) -> bool {
+        let mut state = self.state.lock().unwrap();
+        match state.new_page_expected_until.take() {
+            Some(until) => until > std::time::Instant::now(),
+            None => false,
+        }
     }
 
     /// Modifier keys held since `keyboard/down`, for events sent outside
