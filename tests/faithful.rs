@@ -570,3 +570,44 @@ fn modifier_and_middle_clicks_on_links_open_tabs() {
         }
     });
 }
+
+/// A window a new tab's first page opens while it loads is attached, listed
+/// in `GET /tabs` once the creation has answered, and announced in the
+/// opener's next envelope.
+#[test]
+fn a_popup_from_a_new_tab_s_first_load_is_caught() {
+    let (h, _g) = shared();
+    block_on(async {
+        let (status, created) = h
+            .post(
+                "/tabs",
+                json!({ "url": h.url("/faithful/opens-while-loading") }),
+            )
+            .await;
+        assert_eq!(status, 201, "{created}");
+        let opener = created["id"].as_str().unwrap().to_string();
+        let (_, tabs) = h.get("/tabs").await;
+        let popup = tabs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["url"].as_str().unwrap_or("").ends_with("/second"))
+            .cloned()
+            .unwrap_or_else(|| panic!("the popup is listed: {tabs}"));
+        let answer = ok(h, &opener, "wait", json!({ "ms": 10 })).await;
+        let event = answer["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "popup")
+            .cloned()
+            .unwrap_or_else(|| panic!("the popup event: {answer}"));
+        assert!(
+            event.to_string().contains(popup["id"].as_str().unwrap()),
+            "{event} {popup}"
+        );
+        for tab in [opener, popup["id"].as_str().unwrap().to_string()] {
+            h.delete(&format!("/tabs/{tab}")).await;
+        }
+    });
+}

@@ -87,6 +87,10 @@ pub const NAV: &str = r#"<!doctype html><html><head><title>Nav</title></head><bo
 <button>Go</button></main>
 </body></html>"#;
 
+/// Opens a window while it loads, as ad and login pages do.
+pub const OPENS_WHILE_LOADING: &str = r#"<!doctype html><html><head><title>Opener</title>
+<script>window.open('/second', '_blank');</script></head><body><p>opened one</p></body></html>"#;
+
 pub fn faithful(name: &str) -> Option<&'static str> {
     Some(match name {
         "keys" => KEYS,
@@ -94,6 +98,7 @@ pub fn faithful(name: &str) -> Option<&'static str> {
         "checkboxes" => CHECKBOXES,
         "values" => VALUES,
         "nav" => NAV,
+        "opens-while-loading" => OPENS_WHILE_LOADING,
         _ => return None,
     })
 }

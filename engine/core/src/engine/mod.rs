@@ -63,6 +63,9 @@ type Dispatch = crate::action::Dispatch<Tab>;
 pub(crate) const TURN_LIMIT: Duration = Duration::from_secs(60);
 
 /// How long a new tab's first page may take to load before it is frozen.
+/// How long a new tab's creation waits for windows its first page opened
+/// to be attached (only while one is being attached).
+const POPUPS_OF_FIRST_LOAD: Duration = Duration::from_secs(3);
 const FIRST_LOAD_LIMIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
@@ -264,6 +267,9 @@ pub struct Engine {
     /// Pages the engine opens itself (`Target.createTarget`): a page with
     /// no opener may be one of them.
     own_pages: StdMutex<OwnPages>,
+    /// New tabs loading their first page, not listed yet: a popup their
+    /// page opens while it loads is theirs.
+    first_loads: StdMutex<Vec<Arc<Tab>>>,
     /// Each caller's active tab (the tab MCP tools act on by default).
     /// Each user's active tab (keyed by user id: `None` for requests without one).
     active_tabs: StdMutex<std::collections::HashMap<Option<String>, String>>,
@@ -303,6 +309,7 @@ impl Engine {
             repairs: tokio::sync::Mutex::new(()),
             restarts: Default::default(),
             own_pages: Default::default(),
+            first_loads: Default::default(),
             active_tabs: StdMutex::new(Default::default()),
             chooser_defaults: StdMutex::new(Default::default()),
             download_dirs: StdMutex::new(Default::default()),
@@ -696,8 +703,19 @@ impl Engine {
         let tab = self
             .new_tab(self.next_tab_id(), context, user, None)
             .await?;
-        if url != "about:blank"
-            && let Err(e) = self.first_load(&tab, Some(url)).await
+        self.first_loads.lock().unwrap().push(tab.clone());
+        let loaded = if url == "about:blank" {
+            Ok(())
+        } else {
+            self.first_load(&tab, Some(url)).await
+        };
+        // A window the page opened while it loaded is listed with it.
+        tab.popups_settled(POPUPS_OF_FIRST_LOAD).await;
+        self.first_loads
+            .lock()
+            .unwrap()
+            .retain(|t| !Arc::ptr_eq(t, &tab));
+        if let Err(e) = loaded
             // A page that stops answering while it loads is kept: its next
             // use repairs it.
             && tab.session.failure().is_none()
@@ -880,13 +898,23 @@ impl Engine {
         self.tab_by_target(target).is_none() && source.take_new_page_expected()
     }
 
+    /// A listed tab, or a new one loading its first page, by its target.
     fn tab_by_target(&self, target: &TargetId) -> Option<Arc<Tab>> {
-        self.tabs
+        let listed = self
+            .tabs
             .read()
             .unwrap()
             .iter()
             .find(|t| &t.target_id == target)
-            .cloned()
+            .cloned();
+        listed.or_else(|| {
+            self.first_loads
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|t| &t.target_id == target)
+                .cloned()
+        })
     }
 
     /// A page opened by one of our tabs (`window.open`, `target=_blank`).
@@ -998,12 +1026,18 @@ impl Engine {
             }
             _ => "tab",
         };
-        source.emit(TabSignal::Event(TabEvent::Popup(events::Popup {
+        let popup = TabEvent::Popup(events::Popup {
             source_tab_id: source.id.clone(),
             new_tab_id: tab.id.clone(),
             url,
             popup_type: popup_type.to_string(),
-        })));
+        });
+        // Opened while no action runs (a new tab's first page, a timer of
+        // a frozen page's): in the opener's next envelope.
+        if source.action_lock.try_lock().is_ok() {
+            source.note(popup.clone());
+        }
+        source.emit(TabSignal::Event(popup));
         drop(adoption);
         if self.config.pause {
             tab.driver().enable(None).await?;
