@@ -611,3 +611,57 @@ fn a_popup_from_a_new_tab_s_first_load_is_caught() {
         }
     });
 }
+
+/// `execute` answers carry the events its script set off, as ABP's clients
+/// expect (a date picker opened with `showPicker()`, a popup).
+#[test]
+fn execute_answers_carry_the_events_their_script_caused() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/values").await;
+        let (status, answer) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "document.getElementById('day').showPicker(); 'asked'" }),
+            )
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["result"]["value"], "asked", "{answer}");
+        let types: Vec<&str> = answer["events"]
+            .as_array()
+            .unwrap_or_else(|| panic!("events: {answer}"))
+            .iter()
+            .filter_map(|e| e["type"].as_str())
+            .collect();
+        assert!(types.contains(&"datetime_picker_open"), "{answer}");
+        let (status, answer) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "window.open('/second'); 1" }),
+            )
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        let popup = answer["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["type"] == "popup")
+            .cloned()
+            .unwrap_or_else(|| panic!("{answer}"));
+        let new_tab = popup
+            .pointer("/data/new_tab_id")
+            .or(popup.get("new_tab_id"))
+            .cloned();
+        if let Some(Value::String(id)) = new_tab {
+            h.delete(&format!("/tabs/{id}")).await;
+        }
+        // Nothing set off, nothing said.
+        let (_, quiet) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "1 + 1" }),
+            )
+            .await;
+        assert_eq!(quiet["events"], json!([]), "{quiet}");
+    });
+}

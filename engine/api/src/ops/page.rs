@@ -149,6 +149,9 @@ struct Execute {
 #[derive(Serialize, JsonSchema)]
 struct Executed {
     result: answers::Evaluation,
+    /// What the script set off, as in an action's envelope: a picker or
+    /// dialog it opened, a popup, a navigation.
+    events: Vec<wabp_core::events::StampedEvent>,
 }
 
 /// What `text` answers.
@@ -312,8 +315,8 @@ pub fn operations() -> Vec<Operation> {
                     Error::invalid("missing field \"script\" (or \"expression\"): the JavaScript to evaluate")
                 })?;
                 let tab = input.tab.resolve(&ctx)?;
-                let result = ctx.engine.execute(&ctx.caller, &tab, &script).await?;
-                json(super::to_json(&Executed { result })?)
+                let (result, events) = ctx.engine.execute(&ctx.caller, &tab, &script).await?;
+                json(super::to_json(&Executed { result, events })?)
             },
         )
         .post("/tabs/{tab_id}/execute")

@@ -66,6 +66,8 @@ pub(crate) const TURN_LIMIT: Duration = Duration::from_secs(60);
 /// How long a new tab's creation waits for windows its first page opened
 /// to be attached (only while one is being attached).
 const POPUPS_OF_FIRST_LOAD: Duration = Duration::from_secs(3);
+/// How long `execute` waits for a popup its script opened to be attached.
+const EXECUTE_POPUP_LIMIT: Duration = Duration::from_secs(3);
 const FIRST_LOAD_LIMIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone)]
@@ -1766,7 +1768,7 @@ impl Engine {
         caller: &Caller,
         tab_id: &str,
         script: &str,
-    ) -> Result<answers::Evaluation> {
+    ) -> Result<(answers::Evaluation, Vec<events::StampedEvent>)> {
         self.ensure_agent_mode()?;
         let tab = self.live_tab(caller, tab_id).await?;
         let _turn = tab.turn(TURN_LIMIT).await?;
@@ -1774,13 +1776,29 @@ impl Engine {
             return Err(Error::dialog_blocks(&tab.id));
         }
         tab.bump_epoch();
+        // What the script sets off (a picker, a dialog, a popup, a
+        // navigation) is in its answer, as in an action's envelope.
+        let mut signals = tab.subscribe();
+        let mut recorder = crate::action::Recorder::new(
+            &tab.id,
+            crate::action::NavigationHint::None,
+            None,
+            now_ms(),
+        );
         tab.driver().thaw_for_script().await?;
         let result = tab.session.evaluate_value(script).await;
+        // Events the browser sent before the script's answer are handed on
+        // first; a popup being attached is waited for (bounded).
+        tab.catch_up().await;
+        tab.popups_settled(EXECUTE_POPUP_LIMIT).await;
+        while let Ok(signal) = signals.try_recv() {
+            recorder.record(signal);
+        }
         tab.driver().freeze().await?;
         // The script may have changed the page: the last frame is stale.
         tab.set_last_frame(None);
         let (value, kind) = result?;
-        Ok(answers::Evaluation { value, kind })
+        Ok((answers::Evaluation { value, kind }, recorder.events))
     }
 
     /// `POST /text`: the element's (or body's) innerText; `None` when nothing matches.
