@@ -665,3 +665,48 @@ fn execute_answers_carry_the_events_their_script_caused() {
         assert_eq!(quiet["events"], json!([]), "{quiet}");
     });
 }
+
+/// A navigation wait covers a navigation the last action started whose
+/// server is slow, until the new page's load; the click that started it
+/// reports it.
+#[test]
+fn a_navigation_wait_covers_a_slow_link_clicked_before_it() {
+    let (h, _g) = shared();
+    block_on(async {
+        let slow = h.url("/sleep?ms=1500");
+        let tab = h
+            .tab_on(&format!(
+                "/links-to?url={}",
+                url::form_urlencoded::byte_serialize(slow.as_bytes()).collect::<String>()
+            ))
+            .await;
+        let clicked = ok(
+            h,
+            &tab,
+            "click",
+            json!({ "selector": "a", "wait_until": { "type": "immediate" } }),
+        )
+        .await;
+        assert_eq!(clicked["result"]["status"], "clicked", "{clicked}");
+        let waited = ok(h, &tab, "wait/navigation", json!({ "timeout_ms": 10000 })).await;
+        assert_eq!(
+            waited["timing"]["wait_reason"], "navigation_loaded",
+            "{waited}"
+        );
+        let reported = format!("{}{}", clicked["events"], waited["events"]);
+        assert!(
+            reported.contains("/sleep"),
+            "the navigation is reported: {reported}"
+        );
+        let page = h
+            .eval(
+                &tab,
+                "[location.pathname, document.readyState, document.body.innerText]",
+            )
+            .await;
+        assert_eq!(page, json!(["/sleep", "complete", "slept"]));
+        // A navigation wait claims it once: the next one waits for a new one.
+        let (status, again) = act(h, &tab, "wait/navigation", json!({ "timeout_ms": 500 })).await;
+        assert_eq!(status, 408, "{again}");
+    });
+}

@@ -67,6 +67,19 @@ pub trait ActionTab: Send + Sync + 'static {
     fn in_flight_now(&self) -> Vec<crate::plugin::WaitSignal> {
         Vec::new()
     }
+    /// The URL of a main-frame document committed since the last action's
+    /// wait ended (while it froze the page, or between actions), if any;
+    /// taken. A navigation wait that comes next counts it, until its load.
+    fn take_uncovered_navigation(&self) -> Option<String> {
+        None
+    }
+    /// The action's wait has ended: the documents committed so far were
+    /// its to see.
+    fn navigations_seen(&self) {}
+    /// The main frame's document is loading.
+    fn loading(&self) -> bool {
+        false
+    }
     /// Input and script commands give up by `deadline` (the action's
     /// timeout) until it is cleared with `None`.
     fn set_action_deadline(&self, deadline: Option<Instant>);
@@ -386,6 +399,7 @@ async fn execute<T: ActionTab>(
 
     // 2. Thaw, dispatch, wait.
     let mut rx = tab.subscribe();
+    let uncovered_navigation = tab.take_uncovered_navigation();
     // A page that broke while frozen (a crashed renderer) fails here; the
     // action is then not dispatched, and ends as one whose page failed.
     let thawed = match broken_before {
@@ -468,13 +482,22 @@ async fn execute<T: ActionTab>(
                 && options.wait_until.wait_type != "network_idle",
             &|| tab.dialog_pending(),
             options.hang_up.as_ref(),
-            if matches!(
-                options.wait_until.wait_type.as_str(),
-                "navigation" | "network_idle"
-            ) {
-                tab.in_flight_now()
-            } else {
-                Vec::new()
+            match options.wait_until.wait_type.as_str() {
+                "network_idle" => tab.in_flight_now(),
+                "navigation" => {
+                    let mut carried = tab.in_flight_now();
+                    let navigating = carried
+                        .iter()
+                        .any(|s| matches!(s, crate::plugin::WaitSignal::NavigationStarted(_)));
+                    if let Some(url) = uncovered_navigation.filter(|_| !navigating) {
+                        carried.push(crate::plugin::WaitSignal::NavigationStarted(url));
+                        if !tab.loading() {
+                            carried.push(crate::plugin::WaitSignal::Load);
+                        }
+                    }
+                    carried
+                }
+                _ => Vec::new(),
             },
         )
         .await
@@ -505,6 +528,7 @@ async fn execute<T: ActionTab>(
     while let Ok(signal) = rx.try_recv() {
         recorder.record(signal);
     }
+    tab.navigations_seen();
     parts.wait_ms = ms_since(step);
     let wait_completed_ms = now_ms();
 
@@ -560,6 +584,13 @@ async fn execute<T: ActionTab>(
         (None, viewport)
     };
     parts.after_ms = ms_since(step);
+    // What came while the page was frozen and read: freezing a page whose
+    // navigation is under way (a slow link's server) waits for the new
+    // document to commit. It is this action's, though its wait did not
+    // cover it.
+    while let Ok(signal) = rx.try_recv() {
+        recorder.record(signal);
+    }
     parts.capture_ms = capture_timing.capture_ms;
     parts.markup_ms = capture_timing.markup_ms;
     parts.encode_ms = capture_timing.encode_ms;

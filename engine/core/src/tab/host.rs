@@ -17,6 +17,19 @@ impl crate::action::ActionTab for Tab {
     fn in_flight_now(&self) -> Vec<crate::plugin::WaitSignal> {
         Tab::in_flight_now(self)
     }
+    fn take_uncovered_navigation(&self) -> Option<String> {
+        let mut state = self.state.lock().unwrap();
+        let uncovered = state.commits > state.commits_seen;
+        state.commits_seen = state.commits;
+        uncovered.then(|| state.url.clone())
+    }
+    fn navigations_seen(&self) {
+        let mut state = self.state.lock().unwrap();
+        state.commits_seen = state.commits;
+    }
+    fn loading(&self) -> bool {
+        self.is_loading()
+    }
     async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
         Tab::turn(self, limit).await
     }

@@ -88,6 +88,11 @@ struct TabState {
     /// Control, Meta or Shift, or with the middle button, opens a link in a
     /// new tab or window, which the browser creates without an opener.
     new_page_expected_until: Option<std::time::Instant>,
+    /// New main-frame documents committed since the tab opened, and how
+    /// many of them an action's wait has had to see (see
+    /// `ActionTab::take_uncovered_navigation`).
+    commits: u64,
+    commits_seen: u64,
     url: String,
     loading: bool,
     /// When a same-document navigation (`pushState`, a fragment) was read
@@ -574,6 +579,11 @@ impl Tab {
                     };
                     let first_document = state.url.is_empty() || state.url == "about:blank";
                     state.committed_since_start = true;
+                    state.commits += 1;
+                    if first_document {
+                        // A new tab's first page is no news to anyone.
+                        state.commits_seen = state.commits;
+                    }
                     state.url = url.clone();
                     self.frames.page_replaced();
                     self.prompts.page_replaced();
