@@ -564,7 +564,10 @@ fn execute_returns_value_and_type_and_awaits_promises() {
                 json!({ "script": "1 + 41" }),
             )
             .await;
-        assert_eq!(r, json!({ "result": { "value": 42, "type": "number" } }));
+        assert_eq!(
+            r,
+            json!({ "result": { "value": 42, "type": "number" }, "events": [] })
+        );
         let (_, r) = h
             .post(
                 &format!("/tabs/{id}/execute"),

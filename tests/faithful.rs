@@ -710,3 +710,40 @@ fn a_navigation_wait_covers_a_slow_link_clicked_before_it() {
         assert_eq!(status, 408, "{again}");
     });
 }
+
+/// A tab whose page loops `alert()` from its load on, and would not let
+/// the page go, is repaired into a usable tab at the page it was asked to
+/// go to, said by `tab_recovered`; not reopened into the same loop.
+#[test]
+fn a_dialog_loop_on_load_is_repaired_where_the_tab_was_going() {
+    let (h, _g) = shared();
+    block_on(async {
+        let (status, created) = h
+            .post(
+                "/tabs",
+                json!({ "url": h.url("/faithful/alert-loop-on-load") }),
+            )
+            .await;
+        assert_eq!(status, 201, "{created}");
+        let tab = created["id"].as_str().unwrap().to_string();
+        // Leaving the page: every answer brings the next alert.
+        let (_, left) = act(h, &tab, "navigate", json!({ "url": h.url("/second") })).await;
+        let (status, after) = act(h, &tab, "wait", json!({ "ms": 10 })).await;
+        assert_eq!(status, 200, "usable after the repair: {left}\n{after}");
+        let said = format!("{left}{after}");
+        assert!(
+            said.contains("tab_recovered") && said.contains("/second"),
+            "the repair says where the tab went: {said}"
+        );
+        let (status, dialog) = h.get(&format!("/tabs/{tab}/dialog")).await;
+        assert_eq!(status, 200, "{dialog}");
+        assert_eq!(
+            h.eval(&tab, "[location.pathname, document.title]").await,
+            json!(["/second", "Second"])
+        );
+        // And it acts as any tab does.
+        ok(h, &tab, "navigate", json!({ "url": h.url("/") })).await;
+        assert_eq!(h.eval(&tab, "Array.isArray(window.events)").await, true);
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+}

@@ -91,6 +91,11 @@ pub const NAV: &str = r#"<!doctype html><html><head><title>Nav</title></head><bo
 pub const OPENS_WHILE_LOADING: &str = r#"<!doctype html><html><head><title>Opener</title>
 <script>window.open('/second', '_blank');</script></head><body><p>opened one</p></body></html>"#;
 
+/// Opens an alert again as soon as one is answered, from its load on.
+pub const ALERT_LOOP_ON_LOAD: &str = r#"<!doctype html><html><head><title>Loop</title></head>
+<body><p id="text">a page that will not stop asking</p>
+<script>addEventListener('load', () => { for (;;) alert('again'); });</script></body></html>"#;
+
 pub fn faithful(name: &str) -> Option<&'static str> {
     Some(match name {
         "keys" => KEYS,
@@ -99,6 +104,7 @@ pub fn faithful(name: &str) -> Option<&'static str> {
         "values" => VALUES,
         "nav" => NAV,
         "opens-while-loading" => OPENS_WHILE_LOADING,
+        "alert-loop-on-load" => ALERT_LOOP_ON_LOAD,
         _ => return None,
     })
 }

@@ -338,7 +338,9 @@ pub struct TabRecovered {
     pub tab_id: String,
     /// Why the tab was repaired.
     pub cause: String,
-    /// Where the fresh page was opened (the broken page's last URL).
+    /// Where the fresh page was opened: the broken page's last URL, or
+    /// where a navigation was taking it when its dialogs would not let it
+    /// go (an alert loop), or `about:blank` when it broke while loading.
     pub url: String,
     /// Milliseconds the repair took.
     pub repair_ms: f64,

@@ -97,12 +97,14 @@ impl Engine {
         // closes it (a hung renderer is killed with it).
         tab.session.mark_closed();
         self.discard(tab);
-        // A page that broke while loading would break again: the fresh tab
-        // stays blank.
-        let url = if tab.is_loading() {
-            "about:blank".to_string()
-        } else {
-            tab.url()
+        // A page whose dialogs would not let it go (an alert loop from its
+        // load on) would hold the fresh tab again: it goes where it was
+        // asked to go instead. A page that broke while loading would break
+        // again: the fresh tab stays blank.
+        let url = match tab.leaving_to() {
+            Some(destination) => destination,
+            None if tab.is_loading() => "about:blank".to_string(),
+            None => tab.url(),
         };
         let reopen = !url.is_empty()
             && url != "about:blank"

@@ -120,6 +120,10 @@ struct TabState {
     intercepting: bool,
     /// `--allow-scheme`: what `navigate_to` accepts besides the web's schemes.
     extra_schemes: Vec<String>,
+    /// Where a navigation that left a page sitting in a dialog was going,
+    /// until a new document commits: the page a repair opens if that page's
+    /// dialogs would not let it go.
+    leaving_to: Option<String>,
     /// `--record-secrets`: network calls are shown with their credentials.
     record_secrets: bool,
     /// The main frame's document requests in flight, by request id: a
@@ -579,6 +583,7 @@ impl Tab {
                     };
                     let first_document = state.url.is_empty() || state.url == "about:blank";
                     state.committed_since_start = true;
+                    state.leaving_to = None;
                     state.commits += 1;
                     if first_document {
                         // A new tab's first page is no news to anyone.
@@ -937,6 +942,11 @@ impl Tab {
     pub fn has_frame(&self, frame: &str) -> bool {
         self.session.main_frame().as_deref() == Some(frame)
             || self.state.lock().unwrap().child_frames.contains(frame)
+    }
+
+    /// See `TabState::leaving_to`.
+    pub fn leaving_to(&self) -> Option<String> {
+        self.state.lock().unwrap().leaving_to.clone()
     }
 
     pub fn is_loading(&self) -> bool {
@@ -1486,6 +1496,8 @@ impl Tab {
         // Leaving a page that sits in a dialog: the dialog goes, and so does
         // any its script opens while the navigation runs (an alert loop).
         let leaving_dialog = self.pending_dialog().is_some();
+        // Where the page was asked to go, should its dialogs not let it.
+        self.state.lock().unwrap().leaving_to = leaving_dialog.then(|| url.to_string());
         if leaving_dialog {
             self.dismiss_dialog().await;
         }
