@@ -494,11 +494,9 @@ fn network_idle_counts_requests_in_flight_before_it_and_waits_its_window() {
     let (h, _g) = shared();
     block_on(async {
         let tab = h.tab_on("/faithful/nav").await;
-        ok(
-            h,
+        h.eval(
             &tab,
-            "execute",
-            json!({ "script": "window.state = 'loading'; fetch('/api/slow?ms=2000').then(r => r.json()).then(() => { window.state = 'done'; window.doneAt = Date.now(); }); 1" }),
+            "window.state = 'loading'; fetch('/api/slow?ms=2000').then(r => r.json()).then(() => { window.state = 'done'; window.doneAt = Date.now(); }); 1",
         )
         .await;
         let asked = std::time::Instant::now();
@@ -745,5 +743,76 @@ fn a_dialog_loop_on_load_is_repaired_where_the_tab_was_going() {
         ok(h, &tab, "navigate", json!({ "url": h.url("/") })).await;
         assert_eq!(h.eval(&tab, "Array.isArray(window.events)").await, true);
         h.delete(&format!("/tabs/{tab}")).await;
+    });
+}
+
+/// Input is strict: a field an operation does not take, a wrong type, a
+/// negative duration or an over-long name answer 400 naming the field.
+#[test]
+fn unknown_fields_wrong_types_and_bounds_answer_400_naming_the_field() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/keys").await;
+        for (path, body, named) in [
+            (
+                "execute",
+                json!({ "script": "1", "await_promise": "yes" }),
+                "await_promise",
+            ),
+            ("wait", json!({ "duration_ms": -5 }), "duration_ms"),
+            ("wait", json!({ "ms": -5 }), "ms"),
+            ("click", json!({ "selector": "#btn", "bogus": 1 }), "bogus"),
+            (
+                "click",
+                json!({ "selector": "#btn", "click_count": "2" }),
+                "click_count",
+            ),
+            (
+                "navigate",
+                json!({ "url": h.url("/second"), "referer": "x" }),
+                "referer",
+            ),
+            (
+                "wait",
+                json!({ "ms": 1, "wait_until": { "type": "x".repeat(1 << 20) } }),
+                "wait_until.type",
+            ),
+        ] {
+            let (status, answer) = h.post(&format!("/tabs/{tab}/{path}"), body.clone()).await;
+            assert_eq!(
+                status,
+                400,
+                "{path} {}: {answer}",
+                body.to_string().chars().take(200).collect::<String>()
+            );
+            let error = answer["error"].as_str().unwrap_or_default();
+            assert!(error.contains(named), "{path}: {error}");
+            assert!(error.len() < 2000, "the error stays short: {}", error.len());
+        }
+        // Nothing was clicked or typed by the refused calls.
+        assert_eq!(h.eval(&tab, "window.log.length").await, 0);
+        // The fields ABP's clients send still pass.
+        let (status, answer) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "new Promise(r => r(5))", "await_promise": true }),
+            )
+            .await;
+        assert_eq!(
+            (status, &answer["result"]["value"]),
+            (200, &json!(5)),
+            "{answer}"
+        );
+        let (status, answer) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "new Promise(r => r(5))", "await_promise": false }),
+            )
+            .await;
+        assert_eq!(
+            (status, &answer["result"]["type"]),
+            (200, &json!("object")),
+            "{answer}"
+        );
     });
 }

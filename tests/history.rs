@@ -39,7 +39,8 @@ fn actions_are_recorded_with_screenshots_and_events() {
         let (_, click) = h
             .post(
                 &format!("/tabs/{tab}/click"),
-                json!({ "x": 10, "y": 10, "password": "hunter2" }),
+                // ABP's `action_params` go to the action as given.
+                json!({ "action_params": { "x": 10, "y": 10, "password": "hunter2" } }),
             )
             .await;
         let click_id = click["action_id"].as_str().unwrap().to_string();

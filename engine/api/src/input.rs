@@ -26,6 +26,55 @@ pub fn decode<T: DeserializeOwned>(value: Value) -> Result<T> {
     })
 }
 
+/// Fields any input may carry besides its schema's: the caller's user and
+/// an approval's id (read before the operation runs), and ABP's
+/// `action_params` (a plugin action's params, beside the envelope's options).
+pub const ALWAYS_ALLOWED: &[&str] = &["userId", "approval_id", "action_params"];
+
+/// Refuses a field the operation's schema does not name (a typo, or a
+/// field of another operation), naming it and what the operation takes; a
+/// schema that admits other properties admits them.
+pub fn check_fields(schema: &Value, input: &Value) -> Result<()> {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    if schema
+        .get("additionalProperties")
+        .is_some_and(|extra| extra != &Value::Bool(false))
+    {
+        return Ok(());
+    }
+    let Some(fields) = input.as_object() else {
+        return Ok(());
+    };
+    // Other spellings a field is read under (serde aliases), which the
+    // schema states as `x-aliases`.
+    let aliased = |key: &str| {
+        properties.values().any(|p| {
+            p.get("x-aliases")
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|alias| alias == key))
+        })
+    };
+    for key in fields.keys() {
+        if properties.contains_key(key) || ALWAYS_ALLOWED.contains(&key.as_str()) || aliased(key) {
+            continue;
+        }
+        let mut known: Vec<&str> = properties.keys().map(String::as_str).collect();
+        known.sort_unstable();
+        let name: String = key.chars().take(80).collect();
+        return Err(Error::invalid(format!(
+            "unknown field {name:?}; this operation takes {}",
+            if known.is_empty() {
+                "no fields".to_string()
+            } else {
+                known.join(", ")
+            }
+        )));
+    }
+    Ok(())
+}
+
 /// The JSON Schema of `T`, every subschema inline (it is embedded in MCP
 /// tool lists and the OpenAPI document, where `$ref`s would not resolve).
 pub fn schema_of<T: JsonSchema>() -> Value {
@@ -126,6 +175,25 @@ pub(crate) fn tab_id<'de, D: Deserializer<'de>>(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn fields_the_schema_does_not_name_are_refused() {
+        let schema = json!({ "type": "object", "properties": {
+            "url": { "type": "string" },
+            "include_screenshot": { "type": "boolean", "x-aliases": ["includeScreenshot"] }
+        }});
+        assert!(check_fields(&schema, &json!({ "url": "x", "userId": "u" })).is_ok());
+        assert!(check_fields(&schema, &json!({ "includeScreenshot": true })).is_ok());
+        let e = check_fields(&schema, &json!({ "url": "x", "referer": "y" })).unwrap_err();
+        assert!(
+            e.message.contains("\"referer\"") && e.message.contains("include_screenshot, url"),
+            "{}",
+            e.message
+        );
+        let open = json!({ "type": "object", "properties": {}, "additionalProperties": true });
+        assert!(check_fields(&open, &json!({ "anything": 1 })).is_ok());
+    }
+
     use super::*;
     use serde_json::json;
 

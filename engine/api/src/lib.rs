@@ -178,6 +178,9 @@ pub struct Operation {
     pub presentation: Presentation,
     /// JSON Schema of the input object (path parameters included).
     pub input_schema: Value,
+    /// Fields the input schema does not name are refused (typed inputs;
+    /// a plugin action's params are its plugin's to check).
+    strict_fields: bool,
     /// JSON Schema of a successful answer.
     pub output_schema: Value,
     run: RunFn,
@@ -203,6 +206,7 @@ impl Operation {
             doors_inside: false,
             presentation: Presentation::Json,
             input_schema: input::schema_of::<I>(),
+            strict_fields: true,
             output_schema: json!({}),
             run: Arc::new(move |ctx, value| {
                 let run = run.clone();
@@ -223,6 +227,7 @@ impl Operation {
     {
         let mut op = Operation::new(name, description, run);
         op.input_schema = schema;
+        op.strict_fields = false;
         op.scope = Scope::Act;
         op.category = Category::Mutation;
         op
@@ -312,6 +317,12 @@ impl Operation {
         self
     }
 
+    /// Whether fields the input schema does not name are refused.
+    pub fn strict_fields(mut self, strict: bool) -> Self {
+        self.strict_fields = strict;
+        self
+    }
+
     pub fn presented(mut self, presentation: Presentation) -> Self {
         self.presentation = presentation;
         self
@@ -328,6 +339,9 @@ impl Operation {
         ctx.hang_up = hang_up.clone();
         let _cancel_on_drop = hang_up.drop_guard();
         ctx.caller.may(self.scope, &self.name)?;
+        if self.strict_fields {
+            input::check_fields(&self.input_schema, &input)?;
+        }
         if !self.doors_inside {
             ctx.pass_policies(approvals::Door {
                 operation: &self.name,

@@ -83,6 +83,7 @@ pub struct ActionFilter {
     pub session_id: Option<String>,
     pub tab_id: Option<String>,
     #[serde(alias = "type")]
+    #[schemars(extend("x-aliases" = ["type"]))]
     pub action_type: Option<String>,
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,

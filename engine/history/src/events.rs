@@ -47,6 +47,7 @@ pub struct EventFilter {
     pub action_id: Option<String>,
     pub tab_id: Option<String>,
     #[serde(alias = "type")]
+    #[schemars(extend("x-aliases" = ["type"]))]
     pub event_type: Option<String>,
     pub limit: Option<u32>,
     pub offset: Option<u32>,

@@ -115,7 +115,9 @@ fn key_schema() -> Value {
 
 impl ActionPlugin for CoreActions {
     fn actions() -> Vec<ActionSpec> {
-        vec![
+        // Every field is named: the engine refuses others (a typo is an
+        // error, not a field silently ignored).
+        let specs = vec![
             ActionSpec::new(
                 "click",
                 "Moves the pointer to (x, y) and clicks there",
@@ -207,7 +209,14 @@ impl ActionPlugin for CoreActions {
             ActionSpec::new("keyboard_press", "Presses and releases a key", key_schema()),
             ActionSpec::new("keyboard_down", "Presses a key and keeps it down", key_schema()),
             ActionSpec::new("keyboard_up", "Releases a key", key_schema()),
-        ]
+        ];
+        specs
+            .into_iter()
+            .map(|mut spec| {
+                spec.params_schema["additionalProperties"] = json!(false);
+                spec
+            })
+            .collect()
     }
 
     fn run(name: &str, params: Value, ctx: &Context) -> Result<Value, PluginError> {

@@ -184,6 +184,9 @@ pub fn operation(spec: &ActionSpec) -> Operation {
         .find(|(action, _)| *action == name)
         .map(|(_, path)| path.to_string())
         .unwrap_or_else(|| format!("/tabs/{{tab_id}}/actions/{name}"));
+    // An action whose params schema admits no other properties gets no
+    // other fields (beside the options and the tab).
+    let strict = spec.params_schema.get("additionalProperties") == Some(&Value::Bool(false));
     Operation::untyped(
         &format!("action:{name}"),
         &format!(
@@ -192,6 +195,7 @@ pub fn operation(spec: &ActionSpec) -> Operation {
         input_schema(spec),
         move |ctx, input| run_action(ctx, name.clone(), input),
     )
+    .strict_fields(strict)
     .post(&path)
     .scope(Scope::Act)
     .category(action_category(&spec.name))

@@ -25,10 +25,12 @@ struct StartTask {
     /// The tab to work in; default: the caller's active tab (a new one when
     /// there is none).
     #[serde(default, alias = "tabId", deserialize_with = "crate::input::tab_id")]
+    #[schemars(extend("x-aliases" = ["tabId"]))]
     tab_id: Option<String>,
     /// Steps at most (default 25, at most 500).
     #[serde(default, alias = "maxSteps", deserialize_with = "crate::input::whole")]
     #[schemars(with = "Option<u64>", range(min = 1, max = 500))]
+    #[schemars(extend("x-aliases" = ["maxSteps"]))]
     max_steps: Option<u64>,
     /// The LLM provider: `{"llmProvider": "openai" | "anthropic" | "google",
     /// "apiKey"?, "model"?, "baseUrl"?}`.

@@ -49,6 +49,7 @@ struct Snapshot {
         alias = "includeScreenshot",
         deserialize_with = "crate::input::flag"
     )]
+    #[schemars(extend("x-aliases" = ["includeScreenshot"]))]
     include_screenshot: Option<bool>,
 }
 

@@ -143,6 +143,10 @@ struct Execute {
     /// The same as `script` (MCP's name for it).
     #[serde(default)]
     expression: Option<String>,
+    /// Await a promise the script evaluates to and answer its value
+    /// (default true); false answers the promise itself.
+    #[serde(default)]
+    await_promise: Option<bool>,
 }
 
 /// What `execute` answers.
@@ -315,7 +319,10 @@ pub fn operations() -> Vec<Operation> {
                     Error::invalid("missing field \"script\" (or \"expression\"): the JavaScript to evaluate")
                 })?;
                 let tab = input.tab.resolve(&ctx)?;
-                let (result, events) = ctx.engine.execute(&ctx.caller, &tab, &script).await?;
+                let (result, events) = ctx
+                    .engine
+                    .execute(&ctx.caller, &tab, &script, input.await_promise.unwrap_or(true))
+                    .await?;
                 json(super::to_json(&Executed { result, events })?)
             },
         )

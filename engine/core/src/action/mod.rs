@@ -74,9 +74,10 @@ pub trait ActionTab: Send + Sync + 'static {
         None
     }
     /// The action's wait has ended: the documents committed so far were
-    /// its to see.
+    /// its to see, if the last of them has loaded (a wait that ended
+    /// before the load leaves it to the next navigation wait).
     fn navigations_seen(&self) {}
-    /// The main frame's document is loading.
+    /// The main frame's document has not had its load event yet.
     fn loading(&self) -> bool {
         false
     }
@@ -528,7 +529,11 @@ async fn execute<T: ActionTab>(
     while let Ok(signal) = rx.try_recv() {
         recorder.record(signal);
     }
-    tab.navigations_seen();
+    // An action that does not wait leaves its navigation to a navigation
+    // wait that follows.
+    if options.wait_until.wait_type != "immediate" {
+        tab.navigations_seen();
+    }
     parts.wait_ms = ms_since(step);
     let wait_completed_ms = now_ms();
 

@@ -69,6 +69,9 @@ pub struct NetworkOptions {
     pub types: Vec<String>,
 }
 
+/// The longest wait type name (`GET /plugins` lists them).
+pub const MAX_WAIT_TYPE_LEN: usize = 100;
+
 /// The standard request envelope's options.
 #[derive(Debug, Clone)]
 pub struct ActionOptions {
@@ -151,7 +154,12 @@ impl ActionOptions {
         }
         let wait_type = match wait.get("type") {
             None | Some(Value::Null) => default_wait.to_string(),
-            Some(Value::String(s)) => s.clone(),
+            Some(Value::String(s)) if s.len() <= MAX_WAIT_TYPE_LEN => s.clone(),
+            Some(Value::String(_)) => {
+                return Err(Error::invalid(format!(
+                    "wait_until.type is longer than {MAX_WAIT_TYPE_LEN} characters; no wait type has such a name"
+                )));
+            }
             Some(_) => return Err(Error::invalid("wait_until.type must be a string")),
         };
         let timeout_ms = match wait.get("timeout_ms") {

@@ -1768,6 +1768,7 @@ impl Engine {
         caller: &Caller,
         tab_id: &str,
         script: &str,
+        await_promise: bool,
     ) -> Result<(answers::Evaluation, Vec<events::StampedEvent>)> {
         self.ensure_agent_mode()?;
         let tab = self.live_tab(caller, tab_id).await?;
@@ -1786,7 +1787,7 @@ impl Engine {
             now_ms(),
         );
         tab.driver().thaw_for_script().await?;
-        let result = tab.session.evaluate_value(script).await;
+        let result = tab.session.evaluate_script(script, await_promise).await;
         // Events the browser sent before the script's answer are handed on
         // first; a popup being attached is waited for (bounded).
         tab.catch_up().await;

@@ -25,10 +25,12 @@ impl crate::action::ActionTab for Tab {
     }
     fn navigations_seen(&self) {
         let mut state = self.state.lock().unwrap();
-        state.commits_seen = state.commits;
+        if state.loaded_since_commit {
+            state.commits_seen = state.commits;
+        }
     }
     fn loading(&self) -> bool {
-        self.is_loading()
+        !self.loaded()
     }
     async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
         Tab::turn(self, limit).await

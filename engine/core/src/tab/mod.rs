@@ -93,6 +93,10 @@ struct TabState {
     /// `ActionTab::take_uncovered_navigation`).
     commits: u64,
     commits_seen: u64,
+    /// The main frame's load event came since its last commit (read with
+    /// the event itself: `loading` follows a stop of loading, which the
+    /// pump may read later).
+    loaded_since_commit: bool,
     url: String,
     loading: bool,
     /// When a same-document navigation (`pushState`, a fragment) was read
@@ -583,6 +587,7 @@ impl Tab {
                     };
                     let first_document = state.url.is_empty() || state.url == "about:blank";
                     state.committed_since_start = true;
+                    state.loaded_since_commit = false;
                     state.leaving_to = None;
                     state.commits += 1;
                     if first_document {
@@ -653,7 +658,10 @@ impl Tab {
                 }
             }
             RawEvent::DomContentLoaded => Some(TabSignal::Wait(WaitSignal::DomContentLoaded)),
-            RawEvent::Load => Some(TabSignal::Wait(WaitSignal::Load)),
+            RawEvent::Load => {
+                state.loaded_since_commit = true;
+                Some(TabSignal::Wait(WaitSignal::Load))
+            }
             RawEvent::DialogOpening(e) => {
                 let dialog = PendingDialog {
                     dialog_type: e.r#type.as_ref().to_string(),
@@ -949,6 +957,11 @@ impl Tab {
         self.state.lock().unwrap().leaving_to.clone()
     }
 
+    /// The main frame's document has had its load event.
+    pub fn loaded(&self) -> bool {
+        self.state.lock().unwrap().loaded_since_commit
+    }
+
     pub fn is_loading(&self) -> bool {
         self.state.lock().unwrap().loading
     }
@@ -1039,7 +1052,8 @@ impl Tab {
                 .next()
                 .cloned()
                 .or_else(|| {
-                    (state.loading && state.committed_since_start).then(|| state.url.clone())
+                    (state.committed_since_start && !state.loaded_since_commit)
+                        .then(|| state.url.clone())
                 });
             (navigation, state.url.clone())
         };

@@ -439,7 +439,17 @@ impl PageSession {
 
     /// Evaluates an expression, awaiting promises. Returns (value, JS type).
     pub async fn evaluate_value(&self, expression: &str) -> Result<(Value, String)> {
-        self.evaluate_in(expression, None).await
+        self.evaluate_in(expression, None, true).await
+    }
+
+    /// [`PageSession::evaluate_value`], a promise awaited or not (then it
+    /// is answered as the object it is).
+    pub async fn evaluate_script(
+        &self,
+        expression: &str,
+        await_promise: bool,
+    ) -> Result<(Value, String)> {
+        self.evaluate_in(expression, None, await_promise).await
     }
 
     /// Evaluates page-side helper code that returns JSON-able data.
@@ -473,7 +483,7 @@ impl PageSession {
             )
             .await?;
         Ok(self
-            .evaluate_in(expression, Some(world.result.execution_context_id))
+            .evaluate_in(expression, Some(world.result.execution_context_id), true)
             .await?
             .0)
     }
@@ -482,11 +492,12 @@ impl PageSession {
         &self,
         expression: &str,
         context: Option<ExecutionContextId>,
+        await_promise: bool,
     ) -> Result<(Value, String)> {
         let mut builder = EvaluateParams::builder()
             .expression(expression)
             .return_by_value(true)
-            .await_promise(true)
+            .await_promise(await_promise)
             .user_gesture(true);
         if let Some(context) = context {
             builder = builder.context_id(context);
