@@ -36,6 +36,15 @@ async fn log(h: &Harness, tab: &str) -> Vec<Value> {
     log.as_array().cloned().unwrap_or_default()
 }
 
+/// The `popup` event of an answer's `events`.
+fn popup_event(answer: &Value) -> Value {
+    answer["events"]
+        .as_array()
+        .and_then(|events| events.iter().find(|e| e["type"] == "popup"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no popup event: {answer}"))
+}
+
 fn of_type<'a>(log: &'a [Value], kind: &str) -> Vec<&'a Value> {
     log.iter().filter(|e| e["type"] == kind).collect()
 }
@@ -540,13 +549,7 @@ fn modifier_and_middle_clicks_on_links_open_tabs() {
             ("middle", json!({ "selector": "a", "button": "middle" })),
         ] {
             let answer = ok(h, &tab, "click", body).await;
-            let popup = answer["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|e| e["type"] == "popup")
-                .cloned()
-                .unwrap_or_else(|| panic!("{name}: no popup event: {answer}"));
+            let popup = popup_event(&answer);
             let new_tab = popup["data"]["new_tab_id"]
                 .as_str()
                 .or_else(|| popup["new_tab_id"].as_str())
@@ -593,13 +596,7 @@ fn a_popup_from_a_new_tab_s_first_load_is_caught() {
             .cloned()
             .unwrap_or_else(|| panic!("the popup is listed: {tabs}"));
         let answer = ok(h, &opener, "wait", json!({ "ms": 10 })).await;
-        let event = answer["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["type"] == "popup")
-            .cloned()
-            .unwrap_or_else(|| panic!("the popup event: {answer}"));
+        let event = popup_event(&answer);
         assert!(
             event.to_string().contains(popup["id"].as_str().unwrap()),
             "{event} {popup}"
@@ -639,13 +636,7 @@ fn execute_answers_carry_the_events_their_script_caused() {
             )
             .await;
         assert_eq!(status, 200, "{answer}");
-        let popup = answer["events"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["type"] == "popup")
-            .cloned()
-            .unwrap_or_else(|| panic!("{answer}"));
+        let popup = popup_event(&answer);
         let new_tab = popup
             .pointer("/data/new_tab_id")
             .or(popup.get("new_tab_id"))
