@@ -119,22 +119,16 @@ fn the_typescript_mcp_sdk_works_over_http_and_stdio() {
         assert!(http["tools"].as_u64().unwrap() >= 25, "{http}");
         assert_drove_the_page(&http);
 
-        let session_dir = common::temp_dir("clients-node-stdio-session");
-        let plugins = common::temp_dir("clients-node-stdio-plugins");
-        let stdio = run_client(
-            &node(),
-            &[
-                &script("node_client.mjs"),
-                "mcp-stdio",
-                env!("CARGO_BIN_EXE_wabp"),
-                &page,
-                "--plugins",
-                plugins.to_str().unwrap(),
-                "--session-dir",
-                session_dir.to_str().unwrap(),
-            ],
-        )
-        .await;
+        let engine_args = common::stdio_engine_args("clients-node-stdio");
+        let mut args = vec![
+            script("node_client.mjs"),
+            "mcp-stdio".into(),
+            env!("CARGO_BIN_EXE_wabp").into(),
+            page.clone(),
+        ];
+        args.extend(engine_args);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let stdio = run_client(&node(), &args).await;
         assert_eq!(stdio["server"], "wabp", "{stdio}");
         assert_drove_the_page(&stdio);
     });

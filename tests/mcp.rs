@@ -1199,18 +1199,14 @@ fn the_python_sdk_client_works_over_http_and_stdio() {
         let http = python_client(&["http", &mcp_url(&h.server), &page]).await;
         assert_both_protocols(&http, "http");
 
-        let session_dir = common::temp_dir("mcp-python-stdio-session");
-        let plugins = common::temp_dir("mcp-python-stdio-plugins");
-        let stdio = python_client(&[
-            "stdio",
-            env!("CARGO_BIN_EXE_wabp"),
-            &page,
-            "--plugins",
-            plugins.to_str().unwrap(),
-            "--session-dir",
-            session_dir.to_str().unwrap(),
-        ])
-        .await;
+        let mut args = vec![
+            "stdio".to_string(),
+            env!("CARGO_BIN_EXE_wabp").into(),
+            page.clone(),
+        ];
+        args.extend(common::stdio_engine_args("mcp-python-stdio"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let stdio = python_client(&args).await;
         assert_both_protocols(&stdio, "stdio");
     });
 }

@@ -694,6 +694,19 @@ pub fn run_to_success(command: &mut std::process::Command) -> (String, String) {
     (stdout, stderr)
 }
 
+/// The arguments after `wabp mcp` for an engine a stdio client starts: a
+/// plugin folder and a session folder of its own.
+pub fn stdio_engine_args(name: &str) -> Vec<String> {
+    let plugins = temp_dir(&format!("{name}-plugins"));
+    let session = temp_dir(&format!("{name}-session"));
+    vec![
+        "--plugins".into(),
+        plugins.to_string_lossy().into_owned(),
+        "--session-dir".into(),
+        session.to_string_lossy().into_owned(),
+    ]
+}
+
 /// The interpreter of the test virtualenv (`scripts/test-python.sh` makes
 /// it, with the official Python MCP SDK, requests and httpx;
 /// `scripts/test.sh` exports its path as `WABP_TEST_PYTHON`).

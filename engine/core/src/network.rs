@@ -71,6 +71,16 @@ impl NetworkBuffer {
             .find(|c| c.request_id == request_id)
     }
 
+    /// The calls still in flight that started at or after `since_ms`: their
+    /// request id, URL and resource type (nothing else is copied).
+    pub fn pending_since(&self, since_ms: i64) -> Vec<(String, String, String)> {
+        self.calls
+            .iter()
+            .filter(|c| c.state == "pending" && c.timestamp_ms >= since_ms)
+            .map(|c| (c.request_id.clone(), c.url.clone(), c.resource_type.clone()))
+            .collect()
+    }
+
     pub fn all(&self) -> Vec<NetworkCall> {
         self.calls.iter().cloned().collect()
     }

@@ -1062,20 +1062,16 @@ impl Tab {
             .map(WaitSignal::NavigationStarted)
             .collect();
         let recent = crate::clock::now_ms_i64() - 120_000;
-        signals.extend(
-            self.network
-                .calls()
-                .into_iter()
-                .filter(|call| call.state == "pending" && call.timestamp_ms >= recent)
-                .map(|call| {
-                    WaitSignal::RequestStarted(RequestInfo {
-                        id: call.request_id,
-                        same_site: same_site(&call.url, &page_url),
-                        url: call.url,
-                        resource_type: call.resource_type,
-                    })
-                }),
-        );
+        signals.extend(self.network.pending_since(recent).into_iter().map(
+            |(id, url, resource_type)| {
+                WaitSignal::RequestStarted(RequestInfo {
+                    id,
+                    same_site: same_site(&url, &page_url),
+                    url,
+                    resource_type,
+                })
+            },
+        ));
         signals
     }
 

@@ -231,6 +231,11 @@ impl NetworkCapture {
         self.buffer().since(since_ms, types)
     }
 
+    /// See `NetworkBuffer::pending_since`.
+    pub fn pending_since(&self, since_ms: i64) -> Vec<(String, String, String)> {
+        self.buffer().pending_since(since_ms)
+    }
+
     /// Calls pushed out by newer ones since the tab opened.
     pub fn dropped(&self) -> u64 {
         self.buffer().dropped
