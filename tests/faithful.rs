@@ -496,6 +496,49 @@ fn a_wait_whose_client_hangs_up_ends_and_frees_the_tab() {
     });
 }
 
+/// A screenshot asked for while a long wait runs on the tab is answered at
+/// once, from the running page, rather than after the wait.
+#[test]
+fn a_screenshot_does_not_queue_behind_a_long_wait() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/nav").await;
+        h.eval(&tab, "fetch('/api/slow?ms=6000'); 1").await;
+        let waiting = {
+            let tab = tab.clone();
+            tokio::spawn(async move {
+                act(
+                    h,
+                    &tab,
+                    "wait/network-idle",
+                    json!({ "idle_ms": 500, "timeout_ms": 20000 }),
+                )
+                .await
+            })
+        };
+        // Let the wait take the tab first.
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        let shot = h
+            .http
+            .get(format!("{}/tabs/{tab}/screenshot", h.server.api))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(shot.status(), 200);
+        let bytes = shot.bytes().await.unwrap();
+        assert_eq!(&bytes[8..12], b"WEBP", "a WebP image");
+        assert!(
+            !waiting.is_finished(),
+            "the screenshot was answered while the wait still ran"
+        );
+        let (status, waited) = waiting.await.unwrap();
+        assert_eq!(status, 200, "{waited}");
+        assert_eq!(waited["timing"]["wait_reason"], "network_idle", "{waited}");
+        // The wait's own after-frame and the next action are unaffected.
+        ok(h, &tab, "wait", json!({ "ms": 10 })).await;
+    });
+}
+
 /// Network idle counts a request already in flight when the wait starts,
 /// and waits its quiet window after the last one ends, on the wall clock.
 #[test]

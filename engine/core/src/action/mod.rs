@@ -49,8 +49,9 @@ pub trait ActionTab: Send + Sync + 'static {
     fn id(&self) -> &str;
     /// The tab owner's `userId`: its actions are recorded for that user.
     fn owner(&self) -> Option<String>;
-    /// One action at a time: the turn is held from before to after.
-    async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>>;
+    /// One action at a time: the turn is held from before to after; reads
+    /// run beside its wait when it opens the turn to them.
+    async fn turn(&self, limit: Duration) -> Result<crate::tab::turn::ActionTurn<'_>>;
     /// Any action makes a cached snapshot stale.
     fn invalidate_snapshot(&self);
     /// The virtual cursor, drawn on captures.
@@ -329,7 +330,7 @@ async fn execute<T: ActionTab>(
         )
         .await?;
 
-    let _turn = tab
+    let turn = tab
         .turn(Duration::from_millis(
             options.wait_until.timeout_ms + 10_000,
         ))
@@ -470,6 +471,9 @@ async fn execute<T: ActionTab>(
     let wait_reason = if failure.is_some() {
         "renderer_unresponsive".to_string()
     } else {
+        // The page only runs now: a screenshot need not queue behind a
+        // long wait.
+        turn.open_to_reads();
         match wait_for_settle(
             tab.as_ref(),
             &mut session,
@@ -505,11 +509,13 @@ async fn execute<T: ActionTab>(
         {
             Ok(reason) => reason,
             Err(err) => {
+                turn.close_to_reads().await;
                 tab.freeze().await.ok();
                 return Err(err);
             }
         }
     };
+    turn.close_to_reads().await;
     // A back, forward or reload is answered before the page's beforeunload
     // prompt opens: held by it, the result says so.
     let mut result = result;

@@ -19,7 +19,7 @@ use crate::plugin::{
 /// A tab that writes down what the loop asks of it.
 struct FakeTab {
     steps: Mutex<Vec<&'static str>>,
-    turn: tokio::sync::Mutex<()>,
+    turn: crate::tab::turn::TabTurn,
     signals: tokio::sync::broadcast::Sender<TabSignal>,
     dialog: AtomicBool,
     frame: Mutex<Option<CachedFrame>>,
@@ -40,7 +40,7 @@ impl FakeTab {
     fn new() -> Arc<FakeTab> {
         Arc::new(FakeTab {
             steps: Mutex::new(Vec::new()),
-            turn: tokio::sync::Mutex::new(()),
+            turn: Default::default(),
             signals: tokio::sync::broadcast::channel(64).0,
             dialog: AtomicBool::new(false),
             frame: Mutex::new(None),
@@ -87,11 +87,9 @@ impl ActionTab for FakeTab {
     fn owner(&self) -> Option<String> {
         Some("alice".into())
     }
-    async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
+    async fn turn(&self, limit: Duration) -> Result<crate::tab::turn::ActionTurn<'_>> {
         self.step("turn");
-        tokio::time::timeout(limit, self.turn.lock())
-            .await
-            .map_err(|_| Error::timeout("busy"))
+        self.turn.take(limit).await
     }
     fn invalidate_snapshot(&self) {}
     fn pointer(&self) -> Option<(f64, f64)> {

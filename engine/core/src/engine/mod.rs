@@ -976,7 +976,7 @@ impl Engine {
         tab.set_record_secrets(self.config.record_secrets);
         // Actions on the popup wait until it is loaded and frozen; the event
         // goes out now, while the opener's action still listens.
-        let turn = tab.action_lock.lock().await;
+        let turn = tab.turn(TURN_LIMIT).await?;
         self.tabs.write().unwrap().push(tab.clone());
         // Size, position or `popup` make a window; `noopener` alone (what
         // `target=_blank` implies) does not.
@@ -1036,7 +1036,7 @@ impl Engine {
         });
         // Opened while no action runs (a new tab's first page, a timer of
         // a frozen page's): in the opener's next envelope.
-        if source.action_lock.try_lock().is_ok() {
+        if source.idle() {
             source.note(popup.clone());
         }
         source.emit(TabSignal::Event(popup));
@@ -1718,8 +1718,9 @@ impl Engine {
                 "a JavaScript dialog blocks this tab; accept or dismiss it first",
             ));
         }
-        // A capture must not interleave with an action's thaw and freeze.
-        let _turn = tab.turn(TURN_LIMIT).await?;
+        // A capture must not interleave with an action's thaw and freeze;
+        // it may run beside its wait.
+        let _turn = tab.read_turn(TURN_LIMIT).await?;
         let cursor = if cursor { tab.pointer() } else { None };
         let (shot, _, _) = take_screenshot(
             &tab.driver(),
@@ -1746,7 +1747,12 @@ impl Engine {
         format: ImageFormat,
     ) -> Result<(Vec<u8>, u32, u32)> {
         let tab = self.live_tab(caller, tab_id).await?;
-        let _turn = tab.turn(TURN_LIMIT).await?;
+        // A full page resizes the viewport: that one takes the turn.
+        let _turn = if full_page {
+            crate::tab::turn::ReadTurn::Own(tab.turn(TURN_LIMIT).await?)
+        } else {
+            tab.read_turn(TURN_LIMIT).await?
+        };
         if tab.pending_dialog().is_some() {
             return Err(Error::dialog_blocks(&tab.id));
         }

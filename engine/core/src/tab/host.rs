@@ -32,7 +32,7 @@ impl crate::action::ActionTab for Tab {
     fn loading(&self) -> bool {
         !self.loaded()
     }
-    async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
+    async fn turn(&self, limit: Duration) -> Result<super::turn::ActionTurn<'_>> {
         Tab::turn(self, limit).await
     }
     fn invalidate_snapshot(&self) {

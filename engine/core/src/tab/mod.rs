@@ -47,6 +47,7 @@ pub mod prompts;
 pub mod refs;
 pub mod session;
 pub mod snapshot;
+pub mod turn;
 
 pub use execution::FrameDriver;
 pub use frames::Frames;
@@ -145,8 +146,9 @@ pub struct Tab {
     pub target_id: TargetId,
     /// The only holder of the CDP page; every command is bounded there.
     pub session: Arc<PageSession>,
-    /// One action at a time per tab; other tabs run in parallel.
-    pub action_lock: tokio::sync::Mutex<()>,
+    /// One action at a time per tab, reads beside its waits; other tabs
+    /// run in parallel.
+    turn: turn::TabTurn,
     /// What was drawn and the frame driver's state.
     pub frames: Arc<Frames>,
     /// The tab that opened this one, for popups.
@@ -251,7 +253,7 @@ impl Tab {
             id,
             target_id,
             session,
-            action_lock: tokio::sync::Mutex::new(()),
+            turn: turn::TabTurn::default(),
             frames: Arc::new(Frames::new(kind)),
             opener,
             state: StdMutex::new(TabState::default()),
@@ -367,10 +369,19 @@ impl Tab {
 
     /// This tab's turn for an action (or anything that thaws it), waiting at
     /// most `limit` for the one before to finish.
-    pub async fn turn(&self, limit: Duration) -> Result<tokio::sync::MutexGuard<'_, ()>> {
-        tokio::time::timeout(limit, self.action_lock.lock())
-            .await
-            .map_err(|_| Error::timeout("another action on this tab did not finish in time"))
+    pub async fn turn(&self, limit: Duration) -> Result<turn::ActionTurn<'_>> {
+        self.turn.take(limit).await
+    }
+
+    /// A read's turn (a screenshot): this tab's turn, or beside an action
+    /// that only waits for the page (see `turn.rs`).
+    pub async fn read_turn(&self, limit: Duration) -> Result<turn::ReadTurn<'_>> {
+        self.turn.read(limit).await
+    }
+
+    /// No action (or anything that thaws the page) runs on this tab now.
+    pub fn idle(&self) -> bool {
+        self.turn.is_free()
     }
 
     /// The frame driver: freeze, thaw, capture.
@@ -602,7 +613,7 @@ impl Tab {
                     // answer let go, a frozen page's meta refresh) goes in
                     // the next action's envelope; a new tab's first page
                     // is no news.
-                    if !error_page && !first_document && self.action_lock.try_lock().is_ok() {
+                    if !error_page && !first_document && self.idle() {
                         self.note(TabEvent::Navigation(crate::events::Navigation {
                             tab_id: self.id.clone(),
                             url: url.clone(),
