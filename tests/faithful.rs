@@ -850,3 +850,72 @@ fn unknown_fields_wrong_types_and_bounds_answer_400_naming_the_field() {
         );
     });
 }
+
+/// A single-page app's `pushState` click settles on its own, however busy
+/// the machine: eight tabs click through their router at once while every
+/// core is kept busy, and every click settles (no network cap) and reports
+/// its new URL.
+#[test]
+fn push_state_clicks_settle_on_a_loaded_machine() {
+    const TABS: usize = 12;
+    const CLICKS: usize = 8;
+    let (h, _g) = shared();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let burners: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    let outcomes = block_on(async {
+        let mut tabs = Vec::new();
+        for _ in 0..TABS {
+            tabs.push(h.tab_on("/faithful/spa").await);
+        }
+        let runs = tabs.iter().cloned().map(|tab| {
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                for click in 1..=CLICKS {
+                    let (status, answer) = h.click_on(&tab, "#next").await;
+                    let navigated = answer["events"].as_array().is_some_and(|events| {
+                        events.iter().any(|e| {
+                            e["type"] == "navigation"
+                                && e["data"]["url"]
+                                    .as_str()
+                                    .is_some_and(|u| u.ends_with(&format!("/spa/{click}")))
+                        })
+                    });
+                    seen.push((
+                        status,
+                        answer["timing"]["wait_reason"].clone(),
+                        navigated,
+                        answer["events"].clone(),
+                    ));
+                }
+                seen
+            })
+        });
+        let mut outcomes = Vec::new();
+        for run in runs.collect::<Vec<_>>() {
+            outcomes.extend(run.await.unwrap());
+        }
+        for tab in &tabs {
+            h.delete(&format!("/tabs/{tab}")).await;
+        }
+        outcomes
+    });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for burner in burners {
+        burner.join().unwrap();
+    }
+    for (status, reason, navigated, events) in &outcomes {
+        assert_eq!(*status, 200, "{events}");
+        assert_eq!(reason, "settled", "{events}");
+        assert!(navigated, "the click reports its URL: {events}");
+    }
+}

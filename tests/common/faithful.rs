@@ -81,6 +81,20 @@ for (const el of document.querySelectorAll('input')) {
 
 /// A navigation bar with text between its links, and a paragraph of mixed
 /// text and emphasis: texts whose holder is in the tree too.
+/// A single-page app's router: each click on `#next` pushes a new URL and
+/// renders it, loading nothing.
+pub const SPA: &str = r#"<!doctype html><html><head><title>Spa</title></head><body>
+<button id="next" style="position:fixed;left:10px;top:10px;width:100px;height:40px">next</button>
+<main id="view">home</main>
+<script>
+let page = 0;
+document.getElementById('next').onclick = () => {
+  page += 1;
+  history.pushState({ page }, '', '/faithful/spa/' + page);
+  document.getElementById('view').textContent = 'page ' + page;
+};
+</script></body></html>"#;
+
 pub const NAV: &str = r#"<!doctype html><html><head><title>Nav</title></head><body>
 <nav aria-label="Site"><a href="/">Home</a> | <a href="/second">Second</a> | <span>Plain</span></nav>
 <main><h1>Heading</h1><p>Some <b>bold</b> words and <a href="/second">a link</a>.</p>
@@ -103,6 +117,7 @@ pub fn faithful(name: &str) -> Option<&'static str> {
         "checkboxes" => CHECKBOXES,
         "values" => VALUES,
         "nav" => NAV,
+        "spa" => SPA,
         "opens-while-loading" => OPENS_WHILE_LOADING,
         "alert-loop-on-load" => ALERT_LOOP_ON_LOAD,
         _ => return None,

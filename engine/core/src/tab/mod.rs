@@ -41,6 +41,7 @@ pub mod frame_targets;
 pub mod frames;
 mod host;
 pub mod intercept;
+mod loading;
 pub mod network;
 pub mod observation;
 pub mod prompts;
@@ -99,16 +100,9 @@ struct TabState {
     /// pump may read later).
     loaded_since_commit: bool,
     url: String,
-    loading: bool,
-    /// When a same-document navigation (`pushState`, a fragment) was read
-    /// before the start of loading that Chromium signals with it (the pump
-    /// reads each kind from a stream of its own): that start is its own.
-    same_document_at: Option<std::time::Instant>,
-    /// A new document committed since the main frame last started loading.
-    committed_since_start: bool,
-    /// When the main frame last started loading, until a same-document
-    /// navigation read after it claims that start as its own.
-    last_start: Option<std::time::Instant>,
+    /// The main frame's starts and stops of loading, commits and
+    /// same-document navigations, in whatever order the pump read them.
+    main_loading: loading::MainFrameLoading,
     /// Why the main frame's next navigation happens (anchorClick, reload, ...).
     pending_reason: Option<String>,
     /// Features of the page's last `window.open`, to tell popup windows from tabs.
@@ -553,14 +547,7 @@ impl Tab {
                 None
             }
             RawEvent::StartedLoading(frame) => {
-                let same_document = state
-                    .same_document_at
-                    .take()
-                    .is_some_and(|at| at.elapsed() < SAME_DOCUMENT_PAIRING);
-                if is_main(&state, &frame) && !same_document {
-                    state.loading = true;
-                    state.committed_since_start = false;
-                    state.last_start = Some(std::time::Instant::now());
+                if is_main(&state, &frame) && state.main_loading.started() {
                     Some(TabSignal::Wait(WaitSignal::NavigationStarted(
                         state.url.clone(),
                     )))
@@ -570,7 +557,10 @@ impl Tab {
             }
             RawEvent::StoppedLoading(frame) => {
                 if is_main(&state, &frame) {
-                    state.loading = false;
+                    // A same-document navigation read before its start.
+                    if state.main_loading.stopped() {
+                        let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
+                    }
                     Some(TabSignal::LoadingStopped)
                 } else {
                     None
@@ -597,7 +587,7 @@ impl Tab {
                         ),
                     };
                     let first_document = state.url.is_empty() || state.url == "about:blank";
-                    state.committed_since_start = true;
+                    state.main_loading.committed();
                     state.loaded_since_commit = false;
                     state.leaving_to = None;
                     state.commits += 1;
@@ -640,22 +630,12 @@ impl Tab {
             }
             // `pushState`, `replaceState`, a fragment: the URL changes and
             // nothing loads. Chromium wraps it in a start and a stop of
-            // loading, and no load event: the wait is told it is loaded.
+            // loading, and no load event: the wait is told it is loaded
+            // (see `loading.rs`).
             RawEvent::WithinDocument(e) => {
                 if is_main(&state, e.frame_id.inner()) {
-                    // Not while a new document loads: its script may
-                    // replaceState before its own load.
-                    if !state.committed_since_start {
+                    if state.main_loading.within_document() {
                         let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
-                    }
-                    // Its start read already, or still to come (and then
-                    // not the start of a navigation).
-                    let started = state
-                        .last_start
-                        .take()
-                        .is_some_and(|at| at.elapsed() < SAME_DOCUMENT_PAIRING);
-                    if !started {
-                        state.same_document_at = Some(std::time::Instant::now());
                     }
                     state.url = e.url.clone();
                     state.pending_reason = None;
@@ -974,7 +954,7 @@ impl Tab {
     }
 
     pub fn is_loading(&self) -> bool {
-        self.state.lock().unwrap().loading
+        self.state.lock().unwrap().main_loading.loading()
     }
 
     pub fn last_frame(&self) -> Option<CachedFrame> {
@@ -1063,7 +1043,7 @@ impl Tab {
                 .next()
                 .cloned()
                 .or_else(|| {
-                    (state.committed_since_start && !state.loaded_since_commit)
+                    (state.main_loading.committed_since_start() && !state.loaded_since_commit)
                         .then(|| state.url.clone())
                 });
             (navigation, state.url.clone())
@@ -2078,9 +2058,6 @@ fn check_point(x: f64, y: f64) -> Result<()> {
 
 /// How long a navigation may take to commit (or fail).
 const COMMIT_LIMIT: Duration = Duration::from_secs(30);
-/// How far apart a same-document navigation and the start of loading
-/// Chromium signals with it may be read and still be paired.
-const SAME_DOCUMENT_PAIRING: Duration = Duration::from_millis(100);
 /// How long the browser gets to stop a navigation that timed out.
 const STOP_LIMIT: Duration = Duration::from_secs(2);
 /// Bound on [`Tab::catch_up`]: the pump only hands on what it holds.
