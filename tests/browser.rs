@@ -1702,6 +1702,48 @@ fn shape(path: &str) -> String {
     out
 }
 
+/// The input strings under `schema` (references followed, once) that state
+/// no `maxLength` (a pattern or an enum bounds one too).
+fn unbounded_strings(doc: &Value, schema: &Value, at: &str, out: &mut Vec<String>) {
+    fn walk(doc: &Value, schema: &Value, at: &str, out: &mut Vec<String>, depth: usize) {
+        if depth > 12 {
+            return;
+        }
+        if let Some(reference) = schema["$ref"].as_str() {
+            let mut target = doc;
+            for part in reference.trim_start_matches("#/").split('/') {
+                target = &target[part];
+            }
+            return walk(doc, target, at, out, depth + 1);
+        }
+        let is_string = schema["type"] == "string"
+            || schema["type"]
+                .as_array()
+                .is_some_and(|types| types.iter().any(|t| t == "string"));
+        let bounded = schema.get("maxLength").is_some()
+            || schema.get("enum").is_some()
+            || schema.get("const").is_some()
+            || schema.get("format").is_some_and(|f| f == "binary");
+        if is_string && !bounded {
+            out.push(at.to_string());
+        }
+        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            walk(doc, property, &format!("{at}.{name}"), out, depth + 1);
+        }
+        for key in ["items", "additionalProperties"] {
+            if schema[key].is_object() {
+                walk(doc, &schema[key], &format!("{at}[]"), out, depth + 1);
+            }
+        }
+        for key in ["anyOf", "oneOf", "allOf"] {
+            for option in schema[key].as_array().into_iter().flatten() {
+                walk(doc, option, at, out, depth + 1);
+            }
+        }
+    }
+    walk(doc, schema, at, out, 0)
+}
+
 #[test]
 fn the_openapi_document_validates_and_lists_every_route_the_readme_names() {
     let (h, _g) = shared();
@@ -1783,6 +1825,40 @@ fn the_openapi_document_validates_and_lists_every_route_the_readme_names() {
         assert_eq!(
             doc["paths"]["/tabs/{tab_id}/navigate"]["post"]["x-mcp-tool"],
             "browser_navigate"
+        );
+        // Every answer is typed: no success schema is left empty.
+        let mut untyped = Vec::new();
+        for (path, methods) in doc["paths"].as_object().unwrap() {
+            for (method, op) in methods.as_object().unwrap() {
+                for (status, response) in op["responses"].as_object().unwrap() {
+                    if !status.starts_with('2') {
+                        continue;
+                    }
+                    for (mime, content) in response["content"].as_object().unwrap() {
+                        let schema = &content["schema"];
+                        if schema.as_object().is_none_or(|o| o.is_empty()) {
+                            untyped.push(format!("{method} {path} {mime}"));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(untyped.is_empty(), "answers without a schema: {untyped:#?}");
+        // Every string an input takes is bounded, and says its bound.
+        let mut unbounded = Vec::new();
+        for (path, methods) in doc["paths"].as_object().unwrap() {
+            for (method, op) in methods.as_object().unwrap() {
+                let body = &op["requestBody"]["content"]["application/json"]["schema"];
+                unbounded_strings(&doc, body, &format!("{method} {path}"), &mut unbounded);
+                for parameter in op["parameters"].as_array().into_iter().flatten() {
+                    let name = format!("{method} {path} ?{}", parameter["name"]);
+                    unbounded_strings(&doc, &parameter["schema"], &name, &mut unbounded);
+                }
+            }
+        }
+        assert!(
+            unbounded.is_empty(),
+            "strings without a maxLength: {unbounded:#?}"
         );
         // Answers are typed too.
         let created = &doc["paths"]["/tabs"]["post"]["responses"]["201"]["content"]["application/json"]

@@ -811,6 +811,22 @@ fn unknown_fields_wrong_types_and_bounds_answer_400_naming_the_field() {
                 json!({ "ms": 1, "wait_until": { "type": "x".repeat(1 << 20) } }),
                 "wait_until.type",
             ),
+            // Every string has a bound, stated in the OpenAPI schema.
+            (
+                "navigate",
+                json!({ "url": format!("https://a.test/{}", "x".repeat(70_000)) }),
+                "\"url\" is 70015 characters long; it takes at most 65536",
+            ),
+            (
+                "type",
+                json!({ "selector": "#field", "text": "x".repeat(70_000) }),
+                "\"text\"",
+            ),
+            (
+                "execute",
+                json!({ "script": format!("'{}'", "x".repeat(1_100_000)) }),
+                "at most 1048576",
+            ),
         ] {
             let (status, answer) = h.post(&format!("/tabs/{tab}/{path}"), body.clone()).await;
             assert_eq!(

@@ -24,8 +24,9 @@ const APPROVAL_LIFETIME: Duration = Duration::from_secs(600);
 /// Pending approvals kept at most (the oldest go first).
 const MAX_APPROVALS: usize = 1000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Decision {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
     Pending,
     Approved,
     Rejected,
@@ -40,6 +41,36 @@ struct Approval {
     prompt: String,
     decision: Decision,
     created: Instant,
+}
+
+/// `GET /approvals`: the approvals asked for, oldest first.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct PendingApprovals {
+    pub approvals: Vec<PendingApproval>,
+}
+
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct PendingApproval {
+    pub approval_id: String,
+    /// The operation that asks (`navigate`, `click`, ...).
+    pub operation: String,
+    /// What the policy asks a person to decide.
+    pub prompt: String,
+    /// The `userId` whose request it is.
+    pub user: Option<String>,
+    /// Approved or rejected until the retry uses it.
+    pub decision: Decision,
+    pub age_ms: u64,
+}
+
+/// `POST /approvals/{id}`: the decision taken.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Decided {
+    pub approval_id: String,
+    pub approved: bool,
+    pub operation: String,
+    pub prompt: String,
+    pub user: Option<String>,
 }
 
 /// The approvals asked for and not yet used.
@@ -113,33 +144,27 @@ impl Approvals {
 
     /// The approvals not used yet (waiting, or decided and waiting for
     /// their retry), oldest first.
-    pub fn pending(&self) -> Value {
+    pub fn pending(&self) -> PendingApprovals {
         let asked = self.asked();
         let mut waiting: Vec<(&String, &Approval)> = asked.iter().collect();
         waiting.sort_by_key(|(_, a)| a.created);
-        let approvals: Vec<Value> = waiting
+        let approvals = waiting
             .into_iter()
-            .map(|(id, a)| {
-                json!({
-                    "approval_id": id,
-                    "operation": a.operation,
-                    "prompt": a.prompt,
-                    "user": a.user,
-                    "decision": match a.decision {
-                        Decision::Pending => "pending",
-                        Decision::Approved => "approved",
-                        Decision::Rejected => "rejected",
-                    },
-                    "age_ms": a.created.elapsed().as_millis() as u64,
-                })
+            .map(|(id, a)| PendingApproval {
+                approval_id: id.clone(),
+                operation: a.operation.clone(),
+                prompt: a.prompt.clone(),
+                user: a.user.clone(),
+                decision: a.decision,
+                age_ms: a.created.elapsed().as_millis() as u64,
             })
             .collect();
-        json!({ "approvals": approvals })
+        PendingApprovals { approvals }
     }
 
     /// An admin's decision on approval `id`; it may be changed until the
     /// approved request has run.
-    pub fn decide(&self, id: &str, approve: bool) -> Result<Value> {
+    pub fn decide(&self, id: &str, approve: bool) -> Result<Decided> {
         let mut asked = self.asked();
         let approval = asked.get_mut(id).ok_or_else(|| {
             Error::new(
@@ -156,13 +181,13 @@ impl Approvals {
         } else {
             Decision::Rejected
         };
-        Ok(json!({
-            "approval_id": id,
-            "approved": approve,
-            "operation": approval.operation,
-            "prompt": approval.prompt,
-            "user": approval.user,
-        }))
+        Ok(Decided {
+            approval_id: id.to_string(),
+            approved: approve,
+            operation: approval.operation.clone(),
+            prompt: approval.prompt.clone(),
+            user: approval.user.clone(),
+        })
     }
 
     /// A retry that names `id`: runs once if approved for exactly this

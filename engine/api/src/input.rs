@@ -89,6 +89,140 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     schema
 }
 
+/// The longest string an input field takes unless its schema says
+/// otherwise (scripts and bodies say more): characters, as JSON Schema's
+/// `maxLength` counts them.
+pub const DEFAULT_MAX_STRING: u64 = 65_536;
+
+/// Gives every string in an input schema a `maxLength` (the default where
+/// it states none), so that the bound is stated where the field is
+/// documented; [`check_strings`] holds inputs to it.
+pub fn bound_strings(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    let is_string = match object.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+        _ => false,
+    };
+    let bounded = ["maxLength", "enum", "const"]
+        .iter()
+        .any(|key| object.contains_key(*key));
+    if is_string && !bounded {
+        object.insert("maxLength".into(), Value::from(DEFAULT_MAX_STRING));
+    }
+    for (key, value) in object.iter_mut() {
+        match key.as_str() {
+            "properties" | "$defs" | "definitions" | "patternProperties" => {
+                if let Some(children) = value.as_object_mut() {
+                    children.values_mut().for_each(bound_strings);
+                }
+            }
+            "items" | "additionalProperties" | "not" | "if" | "then" | "else" => {
+                bound_strings(value)
+            }
+            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
+                if let Some(options) = value.as_array_mut() {
+                    options.iter_mut().for_each(bound_strings);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Refuses a string longer than its schema's `maxLength`, naming the field,
+/// its bound and its length.
+pub fn check_strings(schema: &Value, input: &Value) -> Result<()> {
+    check_strings_at(schema, input, "", 0)
+}
+
+fn check_strings_at(schema: &Value, value: &Value, at: &str, depth: usize) -> Result<()> {
+    // Inputs nest a few levels; a deeper one is not walked further.
+    if depth > 16 {
+        return Ok(());
+    }
+    match value {
+        Value::String(text) => {
+            let Some(max) = string_bound(schema) else {
+                return Ok(());
+            };
+            if text.len() as u64 > max {
+                let length = text.chars().count() as u64;
+                if length > max {
+                    let field = if at.is_empty() { "the input" } else { at };
+                    return Err(Error::invalid(format!(
+                        "field {field:?} is {length} characters long; it takes at most {max}"
+                    )));
+                }
+            }
+            Ok(())
+        }
+        Value::Object(fields) => {
+            for (key, child) in fields {
+                let path = if at.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                for sub in subschemas(schema, |s| {
+                    s.get("properties")
+                        .and_then(|p| p.get(key))
+                        .or_else(|| s.get("additionalProperties").filter(|a| a.is_object()))
+                }) {
+                    check_strings_at(sub, child, &path, depth + 1)?;
+                }
+            }
+            Ok(())
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                for sub in subschemas(schema, |s| s.get("items")) {
+                    check_strings_at(sub, item, &format!("{at}[{i}]"), depth + 1)?;
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What `pick` finds in `schema` and in its `anyOf`/`oneOf`/`allOf` options.
+fn subschemas<'a>(
+    schema: &'a Value,
+    pick: impl Fn(&'a Value) -> Option<&'a Value>,
+) -> Vec<&'a Value> {
+    let mut found: Vec<&Value> = pick(schema).into_iter().collect();
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for option in schema
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            found.extend(pick(option));
+        }
+    }
+    found
+}
+
+/// A string's bound under `schema`: its own `maxLength`, or the largest of
+/// its string options'.
+fn string_bound(schema: &Value) -> Option<u64> {
+    let own = schema.get("maxLength").and_then(Value::as_u64);
+    let options = ["anyOf", "oneOf"]
+        .iter()
+        .filter_map(|key| schema.get(*key).and_then(Value::as_array))
+        .flatten()
+        .filter_map(|option| option.get("maxLength").and_then(Value::as_u64))
+        .max();
+    match (own, options) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Query parameters arrive as strings; this gives each the JSON type the
 /// input schema says (integer, number, boolean), leaving what doesn't parse
 /// as a string so the decode error names it.
@@ -175,6 +309,51 @@ pub(crate) fn tab_id<'de, D: Deserializer<'de>>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_input_string_is_bounded_and_held_to_its_bound() {
+        let mut schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "url": { "type": "string" },
+                "script": { "type": ["string", "null"], "maxLength": 10 },
+                "kind": { "type": "string", "enum": ["a", "b"] },
+                "headers": { "type": "object", "additionalProperties": { "type": "string" } },
+                "files": { "type": "array", "items": { "type": "string" } },
+                "either": { "anyOf": [{ "type": "string" }, { "type": "integer" }] },
+            },
+        });
+        super::bound_strings(&mut schema);
+        let max = super::DEFAULT_MAX_STRING;
+        assert_eq!(schema["properties"]["url"]["maxLength"], max);
+        assert_eq!(schema["properties"]["script"]["maxLength"], 10);
+        assert!(schema["properties"]["kind"].get("maxLength").is_none());
+        assert_eq!(
+            schema["properties"]["headers"]["additionalProperties"]["maxLength"],
+            max
+        );
+        assert_eq!(schema["properties"]["files"]["items"]["maxLength"], max);
+        assert_eq!(schema["properties"]["either"]["anyOf"][0]["maxLength"], max);
+
+        let long = "x".repeat(max as usize + 1);
+        let check = |input: serde_json::Value| super::check_strings(&schema, &input);
+        assert!(check(serde_json::json!({ "url": "https://a.test", "script": "1+1" })).is_ok());
+        // Characters are counted, not bytes.
+        assert!(check(serde_json::json!({ "script": "éééééééééé" })).is_ok());
+        for (input, field) in [
+            (serde_json::json!({ "script": "12345678901" }), "script"),
+            (serde_json::json!({ "url": long }), "url"),
+            (
+                serde_json::json!({ "headers": { "x-a": long } }),
+                "headers.x-a",
+            ),
+            (serde_json::json!({ "files": ["a", long] }), "files[1]"),
+            (serde_json::json!({ "either": long }), "either"),
+        ] {
+            let error = check(input).unwrap_err().message;
+            assert!(error.contains(&format!("{field:?}")), "{error}");
+            assert!(error.contains("at most"), "{error}");
+        }
+    }
 
     #[test]
     fn fields_the_schema_does_not_name_are_refused() {

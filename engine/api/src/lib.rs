@@ -205,7 +205,11 @@ impl Operation {
             envelope: false,
             doors_inside: false,
             presentation: Presentation::Json,
-            input_schema: input::schema_of::<I>(),
+            input_schema: {
+                let mut schema = input::schema_of::<I>();
+                input::bound_strings(&mut schema);
+                schema
+            },
             strict_fields: true,
             output_schema: json!({}),
             run: Arc::new(move |ctx, value| {
@@ -227,6 +231,7 @@ impl Operation {
     {
         let mut op = Operation::new(name, description, run);
         op.input_schema = schema;
+        input::bound_strings(&mut op.input_schema);
         op.strict_fields = false;
         op.scope = Scope::Act;
         op.category = Category::Mutation;
@@ -304,6 +309,13 @@ impl Operation {
         self
     }
 
+    /// Answers JSON this schema describes (a document with a shape of
+    /// its own).
+    pub fn answers_schema(mut self, schema: Value) -> Self {
+        self.output_schema = schema;
+        self
+    }
+
     /// Answers bytes of this media type.
     pub fn answers_bytes(mut self, mime: &str) -> Self {
         self.output_schema =
@@ -342,6 +354,7 @@ impl Operation {
         if self.strict_fields {
             input::check_fields(&self.input_schema, &input)?;
         }
+        input::check_strings(&self.input_schema, &input)?;
         if !self.doors_inside {
             ctx.pass_policies(approvals::Door {
                 operation: &self.name,

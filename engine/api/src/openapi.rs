@@ -50,16 +50,20 @@ fn operation_object(op: &Operation, path: &str, method: Method, status: u16) -> 
         .iter()
         .map(|name| {
             // A path parameter is always there: a string, never null.
-            let description = properties
-                .and_then(|p| p.get(*name))
+            let property = properties.and_then(|p| p.get(*name));
+            let description = property
                 .and_then(|p| p.get("description"))
                 .cloned()
                 .unwrap_or_else(|| json!(""));
+            let max_length = property
+                .and_then(|p| p.get("maxLength"))
+                .cloned()
+                .unwrap_or_else(|| json!(crate::input::DEFAULT_MAX_STRING));
             json!({
                 "name": name,
                 "in": "path",
                 "required": true,
-                "schema": { "type": "string" },
+                "schema": { "type": "string", "maxLength": max_length },
                 "description": description,
             })
         })
@@ -108,7 +112,7 @@ fn operation_object(op: &Operation, path: &str, method: Method, status: u16) -> 
         "in": "query",
         "required": false,
         "description": "Act as this user: only that user's tabs and records are visible (also accepted in a JSON body)",
-        "schema": { "type": "string", "pattern": "^[A-Za-z0-9._@:-]{1,128}$" },
+        "schema": { "type": "string", "pattern": "^[A-Za-z0-9._@:-]{1,128}$", "maxLength": 128 },
     }));
     object.insert("parameters".into(), Value::Array(parameters));
     let content = match op
@@ -151,8 +155,8 @@ pub fn document(catalogue: &Catalogue) -> Value {
             "summary": "Run any plugin action by name (GET /plugins lists them); the body is its params plus the action options. Each action is also listed at its own path.",
             "x-wabp-scope": "act",
             "parameters": [
-                { "name": "tab_id", "in": "path", "required": true, "schema": { "type": "string" } },
-                { "name": "name", "in": "path", "required": true, "schema": { "type": "string" } }
+                { "name": "tab_id", "in": "path", "required": true, "schema": { "type": "string", "maxLength": crate::input::DEFAULT_MAX_STRING } },
+                { "name": "name", "in": "path", "required": true, "schema": { "type": "string", "maxLength": 128 } }
             ],
             "requestBody": { "content": { "application/json": { "schema": { "type": "object", "additionalProperties": true } } } },
             "responses": {

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::events::{self, TabEvent};
-use serde_json::{Value, json};
+#[cfg(test)]
+use serde_json::json;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -59,17 +60,31 @@ pub struct Download {
     pub error: Option<String>,
 }
 
+/// `GET /downloads/{id}`: the record plus how far it got.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DownloadDetail {
+    #[serde(flatten)]
+    pub download: Download,
+    /// 0 to 100 (0 while the size is unknown).
+    pub percent_complete: f64,
+    /// A wait for it ended at its timeout, the download still in progress.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
+}
+
 impl Download {
     /// `GET /downloads/{id}`: the record plus `percent_complete`.
-    pub fn detail(&self) -> Value {
-        let mut value = serde_json::to_value(self).unwrap_or(Value::Null);
-        let percent = match (self.state, self.total_bytes) {
+    pub fn detail(&self) -> DownloadDetail {
+        let percent_complete = match (self.state, self.total_bytes) {
             (DownloadState::Completed, _) => 100.0,
             (_, 0) => 0.0,
             (_, total) => (self.bytes_received as f64 / total as f64 * 100.0).floor(),
         };
-        value["percent_complete"] = json!(percent);
-        value
+        DownloadDetail {
+            download: self.clone(),
+            percent_complete,
+            timed_out: None,
+        }
     }
 
     pub fn started_event(&self) -> TabEvent {
@@ -203,9 +218,11 @@ mod tests {
             announced: false,
             error: None,
         };
-        assert_eq!(d.detail()["percent_complete"], json!(25.0));
+        assert_eq!(d.detail().percent_complete, 25.0);
         d.state = DownloadState::Completed;
-        assert_eq!(d.detail()["percent_complete"], json!(100.0));
-        assert_eq!(d.detail()["mime_type"], json!("application/pdf"));
+        assert_eq!(d.detail().percent_complete, 100.0);
+        let shown = serde_json::to_value(d.detail()).unwrap();
+        assert_eq!(shown["mime_type"], json!("application/pdf"));
+        assert_eq!(shown["percent_complete"], json!(100.0));
     }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::error::{Error, ErrorCode};
 
 /// One action a handler provides, as it describes itself.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ActionSpec {
     pub name: String,
     pub description: String,
@@ -19,7 +19,7 @@ pub struct ActionSpec {
     pub params_schema: Value,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WaitSpec {
     pub name: String,
     pub description: String,
@@ -368,7 +368,7 @@ pub trait WaitSession: Send {
 }
 
 /// What a plugin provides, for listings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PluginInfo {
     pub name: String,
     pub kind: String,

@@ -71,7 +71,9 @@ pub use network::{NetworkCall, NetworkFilter};
 pub use screenshots::ScreenshotKind;
 pub use sessions::SessionRecord;
 pub use sql::RowOwner;
-pub use store::{DATABASE_FILE, DeletedCounts, HistoryOptions, HistoryStore, PrunedSessions};
+pub use store::{
+    DATABASE_FILE, DeletedCounts, HistoryOptions, HistoryStore, PrunedSessions, SessionExport,
+};
 
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::actions::{self, ActionFilter, ActionRecord, NewAction};
 use crate::error::{Error, Failure, Result};
@@ -21,6 +21,17 @@ use crate::sessions::{self, SessionRecord};
 use crate::sql::RowOwner;
 
 pub const DATABASE_FILE: &str = "history.db";
+
+/// One session as one document (`GET /history/sessions/{id}/export`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionExport {
+    pub session: SessionRecord,
+    /// Oldest first, screenshots as paths under the session folder.
+    pub actions: Vec<ActionRecord>,
+    pub events: Vec<EventRecord>,
+    /// With their bodies (secrets redacted unless recorded).
+    pub network_calls: Vec<NetworkCall>,
+}
 
 /// Settings for [`HistoryStore::open_with`].
 #[derive(Debug, Clone)]
@@ -204,11 +215,15 @@ impl HistoryStore {
             .await
     }
 
-    /// `{"session", "actions", "events", "network_calls"}` of one session,
+    /// The session, its actions, events and network calls,
     /// the rows `owner` sees, read in one transaction (a consistent
     /// snapshot). Network calls carry their bodies. `None` if there is no
     /// such session.
-    pub async fn export_session(&self, session_id: &str, owner: RowOwner) -> Result<Option<Value>> {
+    pub async fn export_session(
+        &self,
+        session_id: &str,
+        owner: RowOwner,
+    ) -> Result<Option<SessionExport>> {
         let id = session_id.to_owned();
         self.read("export session", move |conn, session_dir| {
             let tx = conn.transaction()?;
@@ -240,12 +255,12 @@ impl HistoryStore {
             .compile()?;
             let network_calls = network::query(&tx, Some(&id), &everything)?;
             tx.commit()?;
-            Ok(Some(json!({
-                "session": session,
-                "actions": actions,
-                "events": events,
-                "network_calls": network_calls,
-            })))
+            Ok(Some(SessionExport {
+                session,
+                actions,
+                events,
+                network_calls,
+            }))
         })
         .await
     }

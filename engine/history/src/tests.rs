@@ -1097,11 +1097,14 @@ async fn export_session_has_session_actions_events_and_calls() {
         .await
         .unwrap();
 
-    let export = store
-        .export_session(&session.id, RowOwner::Any)
-        .await
-        .unwrap()
-        .unwrap();
+    let export = serde_json::to_value(
+        store
+            .export_session(&session.id, RowOwner::Any)
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
     let object = export.as_object().unwrap();
     let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
     keys.sort();
@@ -1592,17 +1595,23 @@ async fn rows_are_read_and_deleted_per_owner() {
         4,
         "the no-user calls are left"
     );
-    let export = store
-        .export_session("ses_old", only(Some("alice")))
-        .await
-        .unwrap()
-        .unwrap();
+    let export = serde_json::to_value(
+        store
+            .export_session("ses_old", only(Some("alice")))
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(export["actions"].as_array().unwrap().len(), 0);
-    let export = store
-        .export_session("ses_old", only(None))
-        .await
-        .unwrap()
-        .unwrap();
+    let export = serde_json::to_value(
+        store
+            .export_session("ses_old", only(None))
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(export["actions"][0]["id"], "act_old");
 }
 

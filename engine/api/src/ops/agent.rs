@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use wabp_agent::{
     AgentBrowser, ChosenAction, StartError, TaskEvent, TaskRequest, TaskView, ToolSpec,
 };
@@ -81,10 +81,13 @@ pub fn operations() -> Vec<Operation> {
             "agent_tasks",
             "The caller's agent tasks, oldest first.",
             |ctx, _: super::Nothing| async move {
-                json(json!({ "tasks": to_json(&ctx.agents.list(owner(&ctx)))? }))
+                json(to_json(&TaskList {
+                    tasks: ctx.agents.list(owner(&ctx)),
+                })?)
             },
         )
-        .get("/agent/tasks"),
+        .get("/agent/tasks")
+        .answers::<TaskList>(),
         Operation::new(
             "agent_task",
             "An agent task: status (running, success, error, stopped), step, history of actions, result or error. wait_ms waits for it to end.",
@@ -282,4 +285,10 @@ fn action_id(output: Output) -> Option<String> {
             .map(str::to_string),
         _ => None,
     }
+}
+
+/// The caller's agent tasks, oldest first.
+#[derive(serde::Serialize, JsonSchema)]
+struct TaskList {
+    tasks: Vec<wabp_agent::TaskView>,
 }

@@ -10,7 +10,7 @@ use wabp_core::browser::{BrowserOptions, LaunchMode};
 use wabp_core::engine::ImageFormat;
 use wabp_core::{Error, ErrorCode};
 
-use super::{Nothing, TabRef, json};
+use super::{Nothing, TabRef, json, typed};
 use crate::{Catalogue, Operation, Scope};
 
 #[derive(Deserialize, JsonSchema)]
@@ -290,10 +290,11 @@ pub fn operations() -> Vec<Operation> {
                     .shutdown(std::time::Duration::from_millis(timeout))
                     .await;
                 ctx.shutdown.notify_waiters();
-                json(json!({ "success": true }))
+                typed(&Succeeded::yes())
             },
         )
         .post("/browser/shutdown")
+        .answers::<Succeeded>()
         .scope(Scope::Admin),
         Operation::new(
             "browser_start",
@@ -306,37 +307,47 @@ pub fn operations() -> Vec<Operation> {
                             "the browser is already running; stop it (POST /browser/stop) to start it with other settings",
                         ));
                     }
-                    return json(json!({ "success": true, "already_running": true }));
+                    return typed(&BrowserStarted {
+                        success: true,
+                        already_running: Some(true),
+                        ..BrowserStarted::default()
+                    });
                 }
                 // Each start from the engine's own settings, changed as asked.
                 let options = launch.options(ctx.engine.config.browser.clone())?;
                 ctx.engine.start_browser(Some(options)).await?;
                 let status = ctx.engine.status();
                 let options = ctx.engine.launch_options();
-                json(json!({
-                    "success": true,
-                    "headless": !options.headed,
-                    "mode": match &options.mode {
-                        LaunchMode::Auto => "auto",
-                        LaunchMode::Binary(_) => "binary",
-                        LaunchMode::Connect(_) => "connect",
-                    },
-                    "executable": status.executable,
-                    "frame_driver": status.frame_driver,
-                }))
+                typed(&BrowserStarted {
+                    success: true,
+                    already_running: None,
+                    headless: Some(!options.headed),
+                    mode: Some(
+                        match &options.mode {
+                            LaunchMode::Auto => "auto",
+                            LaunchMode::Binary(_) => "binary",
+                            LaunchMode::Connect(_) => "connect",
+                        }
+                        .to_string(),
+                    ),
+                    executable: status.executable,
+                    frame_driver: Some(status.frame_driver),
+                })
             },
         )
         .post("/browser/start")
+        .answers::<BrowserStarted>()
         .scope(Scope::Admin),
         Operation::new(
             "browser_stop",
             "Stop the browser but keep the engine: its tabs close; browser_start brings one back.",
             |ctx, _: Nothing| async move {
                 ctx.engine.stop_browser().await;
-                json(json!({ "success": true }))
+                typed(&Succeeded::yes())
             },
         )
         .post("/browser/stop")
+        .answers::<Succeeded>()
         .scope(Scope::Admin),
         Operation::new(
             "plain_screenshot",
@@ -374,19 +385,20 @@ pub fn operations() -> Vec<Operation> {
             "Where this session keeps its profile, history database, screenshots and downloads.",
             |ctx, _: Nothing| async move {
                 let dir = &ctx.engine.config.session_dir;
-                json(json!({
-                    "success": true,
-                    "data": {
-                        "session_dir": dir,
-                        "database_path": dir.join("history.db"),
-                        "screenshots_dir": dir.join("screenshots"),
-                        "screenshots_enabled": ctx.history.is_some(),
-                        "downloads_dir": ctx.engine.downloads_dir(),
-                    }
-                }))
+                typed(&SessionData {
+                    success: true,
+                    data: SessionPaths {
+                        session_dir: dir.display().to_string(),
+                        database_path: dir.join("history.db").display().to_string(),
+                        screenshots_dir: dir.join("screenshots").display().to_string(),
+                        screenshots_enabled: ctx.history.is_some(),
+                        downloads_dir: ctx.engine.downloads_dir().display().to_string(),
+                    },
+                })
             },
         )
-        .get("/browser/session-data"),
+        .get("/browser/session-data")
+        .answers::<SessionData>(),
         Operation::new(
             "input_mode",
             "Who drives the browser now: the agent or a human.",
@@ -403,39 +415,45 @@ pub fn operations() -> Vec<Operation> {
             "Hand the browser to a human (pages run freely) or back to the agent (pages frozen between actions).",
             |ctx, input: SetInputMode| async move {
                 ctx.engine.set_input_mode(input.input_mode).await?;
-                json(json!({ "input_mode": input.input_mode }))
+                typed(&Mode {
+                    input_mode: input.input_mode,
+                })
             },
         )
         .post("/browser/input-mode")
+        .answers::<Mode>()
         .scope(Scope::Admin),
         Operation::new(
             crate::approvals::LIST_OPERATION,
             "The approvals policies asked for that wait for a decision: id, operation, prompt, user.",
-            |ctx, _: Nothing| async move { json(ctx.approvals.pending()) },
+            |ctx, _: Nothing| async move { typed(&ctx.approvals.pending()) },
         )
         .get("/approvals")
+        .answers::<crate::approvals::PendingApprovals>()
         .scope(Scope::Admin),
         Operation::new(
             crate::approvals::APPROVE_OPERATION,
             "Decide an approval a policy asked for (an APPROVAL_REQUIRED answer's approval_id): approved, the same request sent again with \"approval_id\" runs once; rejected, it answers POLICY_DENIED.",
-            |ctx, input: Decide| async move { json(ctx.approvals.decide(&input.id, input.approve)?) },
+            |ctx, input: Decide| async move { typed(&ctx.approvals.decide(&input.id, input.approve)?) },
         )
         .post("/approvals/{id}")
+        .answers::<crate::approvals::Decided>()
         .scope(Scope::Admin),
         Operation::new(
             "plugins",
             "The loaded plugins, the actions, markup tags and wait types they provide, and any load errors.",
             |ctx, _: Nothing| async move {
                 let registry = &ctx.engine.registry;
-                json(json!({
-                    "plugins": registry.plugins(),
-                    "actions": registry.actions(),
-                    "markup_tags": registry.markup_tags(),
-                    "wait_types": registry.waits(),
-                }))
+                typed(&Plugins {
+                    plugins: registry.plugins(),
+                    actions: registry.actions(),
+                    markup_tags: registry.markup_tags(),
+                    wait_types: registry.waits(),
+                })
             },
         )
-        .get("/plugins"),
+        .get("/plugins")
+        .answers::<Plugins>(),
         Operation::new(
             "openapi",
             "This API as an OpenAPI 3.1 document (plugin actions included).",
@@ -443,8 +461,70 @@ pub fn operations() -> Vec<Operation> {
                 json(crate::openapi::document(&Catalogue::new(ctx.engine.clone())))
             },
         )
-        .get("/openapi.json"),
+        .get("/openapi.json")
+        .answers_schema(json!({
+            "type": "object",
+            "description": "An OpenAPI 3.1 document: openapi, info, paths, components",
+            "required": ["openapi", "info", "paths"],
+        })),
     ]
+}
+
+/// The engine did as asked.
+#[derive(Serialize, JsonSchema)]
+struct Succeeded {
+    success: bool,
+}
+
+impl Succeeded {
+    fn yes() -> Succeeded {
+        Succeeded { success: true }
+    }
+}
+
+/// A browser started, or the one running.
+#[derive(Default, Serialize, JsonSchema)]
+struct BrowserStarted {
+    success: bool,
+    /// A browser was running already: nothing was started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    already_running: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    headless: Option<bool>,
+    /// `auto`, `binary` or `connect`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    executable: Option<String>,
+    /// `deterministic`, `compositor` or `free_running`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frame_driver: Option<String>,
+}
+
+/// Where this session keeps its data.
+#[derive(Serialize, JsonSchema)]
+struct SessionData {
+    success: bool,
+    data: SessionPaths,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct SessionPaths {
+    session_dir: String,
+    database_path: String,
+    screenshots_dir: String,
+    /// Screenshots are kept with the history.
+    screenshots_enabled: bool,
+    downloads_dir: String,
+}
+
+/// The loaded plugins and what they provide.
+#[derive(Serialize, JsonSchema)]
+struct Plugins {
+    plugins: Vec<wabp_core::plugin::PluginInfo>,
+    actions: Vec<wabp_core::plugin::ActionSpec>,
+    markup_tags: Vec<String>,
+    wait_types: Vec<wabp_core::plugin::WaitSpec>,
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -82,6 +82,7 @@ pub(crate) struct ToolCall {
     image: super::browser::ImageOptions,
     /// evaluate: the JavaScript.
     #[serde(default)]
+    #[schemars(length(max = 1_048_576))]
     js: Option<String>,
     /// The approval a person gave for this call (after an "Approval
     /// required" answer).

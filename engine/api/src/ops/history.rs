@@ -122,16 +122,17 @@ pub fn operations() -> Vec<Operation> {
             "history_export",
             "A session with the caller's actions and events, as one JSON document.",
             |ctx, input: Id| async move {
-                json(
-                    store(&ctx)?
+                json(to_json(
+                    &store(&ctx)?
                         .export_session(&input.id, owner(&ctx))
                         .await
                         .map_err(history_error)?
                         .ok_or_else(|| not_found("session", &input.id))?,
-                )
+                )?)
             },
         )
-        .get("/history/sessions/{id}/export"),
+        .get("/history/sessions/{id}/export")
+        .answers::<wabp_history::SessionExport>(),
         Operation::new(
             "history_actions",
             "The caller's recorded actions, oldest first.",

@@ -195,6 +195,11 @@ pub(crate) fn json(value: Value) -> Result<Output> {
     Ok(Output::Json(value))
 }
 
+/// A typed answer, as JSON.
+pub(crate) fn typed<T: serde::Serialize>(value: &T) -> Result<Output> {
+    json(to_json(value)?)
+}
+
 /// An input with nothing in it.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub(crate) struct Nothing {}

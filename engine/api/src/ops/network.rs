@@ -48,6 +48,7 @@ struct NewInterceptRule {
     headers: Option<std::collections::BTreeMap<String, String>>,
     /// `fulfill`: the response body, as text.
     #[serde(default)]
+    #[schemars(length(max = 4_194_304))]
     body: Option<String>,
 }
 
@@ -119,6 +120,7 @@ struct Curl {
     headers: Option<Map<String, Value>>,
     /// Request body.
     #[serde(default)]
+    #[schemars(length(max = 4_194_304))]
     body: Option<String>,
     /// Save the call under this tag.
     #[serde(default)]
@@ -221,10 +223,11 @@ pub fn operations() -> Vec<Operation> {
                     .engine
                     .delete_intercept_rules(&ctx.caller, input.id.as_deref(), input.tab_id.as_deref())
                     .await?;
-                json(json!({ "removed": removed }))
+                super::typed(&Removed { removed })
             },
         )
         .delete("/network/intercept")
+        .answers::<Removed>()
         .scope(Scope::Act),
         Operation::new(
             "network",
@@ -279,7 +282,23 @@ pub fn operations() -> Vec<Operation> {
                 json(wabp_history::har::to_har(&calls, env!("CARGO_PKG_VERSION")))
             },
         )
-        .get("/network/har"),
+        .get("/network/har")
+        .answers_schema(json!({
+            "type": "object",
+            "description": "A HAR 1.2 document: log.creator, log.pages, log.entries (one per saved call, bodies included)",
+            "required": ["log"],
+            "properties": {
+                "log": {
+                    "type": "object",
+                    "required": ["version", "creator", "entries"],
+                    "properties": {
+                        "version": { "const": "1.2" },
+                        "creator": { "type": "object" },
+                        "entries": { "type": "array", "items": { "type": "object" } },
+                    },
+                },
+            },
+        })),
         Operation::new(
             "tab_network",
             "A tab's live capture buffer (not saved yet).",
@@ -306,10 +325,11 @@ pub fn operations() -> Vec<Operation> {
                     body: input.body.filter(|b| !b.is_empty()),
                     tag: input.tag,
                 };
-                json(ctx.engine.curl(&ctx.caller, &tab, request).await?)
+                super::typed(&ctx.engine.curl(&ctx.caller, &tab, request).await?)
             },
         )
         .post("/tabs/{tab_id}/curl")
+        .answers::<wabp_core::engine::answers::CurlAnswer>()
         .tool("browser_curl")
         .scope(Scope::Script),
         Operation::new(
@@ -334,4 +354,10 @@ pub fn operations() -> Vec<Operation> {
         .tool("browser_network")
         .scope(Scope::Act),
     ]
+}
+
+/// How many interception rules were removed.
+#[derive(Serialize, JsonSchema)]
+struct Removed {
+    removed: usize,
 }

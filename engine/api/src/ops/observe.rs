@@ -88,6 +88,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .get("/tabs/{tab_id}/snapshot")
+        .answers_schema(snapshot_schema())
         .tool("browser_snapshot"),
         Operation::new(
             "state",
@@ -97,7 +98,8 @@ pub fn operations() -> Vec<Operation> {
                 json(ctx.engine.state(&ctx.caller, &tab).await?)
             },
         )
-        .get("/tabs/{tab_id}/state"),
+        .get("/tabs/{tab_id}/state")
+        .answers_schema(state_schema()),
         Operation::new(
             "state_action",
             "A browser-use action by element index (click, input_text, scroll), with a full envelope.",
@@ -122,4 +124,91 @@ pub fn operations() -> Vec<Operation> {
         .scope(Scope::Act)
         .answers_envelope(),
     ]
+}
+
+/// The two shapes of a snapshot: a window of the text format, or the JSON
+/// tree (`format=json`).
+fn snapshot_schema() -> Value {
+    serde_json::json!({
+        "oneOf": [
+            {
+                "title": "text",
+                "type": "object",
+                "description": "A window of the accessibility tree as indented text, interactive elements with [ref=eN]",
+                "required": ["snapshot", "truncated", "totalChars", "hasMore", "url", "refsCount"],
+                "properties": {
+                    "snapshot": { "type": "string" },
+                    "truncated": { "type": "boolean" },
+                    "totalChars": { "type": "integer", "minimum": 0 },
+                    "hasMore": { "type": "boolean" },
+                    "nextOffset": { "type": "integer", "minimum": 0, "description": "the offset of the next window, when hasMore" },
+                    "url": { "type": "string" },
+                    "refsCount": { "type": "integer", "minimum": 0 },
+                    "note": { "type": "string", "description": "why the tree was cut, when it was" },
+                    "screenshot": { "type": "object", "description": "with include_screenshot: a WebP screenshot with markup" },
+                },
+            },
+            {
+                "title": "json",
+                "type": "object",
+                "description": "The accessibility tree: every element with its ref, role, name, bounds and children",
+                "required": ["elements", "page_title", "page_url", "refs_count"],
+                "properties": {
+                    "elements": { "type": "array", "items": { "type": "object", "properties": {
+                        "ref_id": { "type": "string", "description": "absent on a text its element names" },
+                        "role": { "type": "string" },
+                        "name": { "type": ["string", "null"] },
+                        "value": {},
+                        "state": { "type": "array", "items": { "type": "string" } },
+                        "bounds": { "type": ["object", "null"] },
+                        "frame": { "type": "string" },
+                        "level": { "type": "integer" },
+                        "children": { "type": "array", "description": "elements of the same shape" },
+                    } } },
+                    "page_title": { "type": "string" },
+                    "page_url": { "type": "string" },
+                    "focused_ref": { "type": ["string", "null"] },
+                    "refs_count": { "type": "integer", "minimum": 0 },
+                    "truncated": { "type": "boolean" },
+                    "note": { "type": "string" },
+                    "screenshot": { "type": "object" },
+                },
+            },
+        ],
+    })
+}
+
+/// The browser-use state: the page's interactive elements by index.
+fn state_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["url", "title", "elements"],
+        "properties": {
+            "url": { "type": "string" },
+            "title": { "type": "string" },
+            "elements": { "type": "array", "items": {
+                "type": "object",
+                "required": ["index", "tag", "text"],
+                "properties": {
+                    "index": { "type": "integer", "description": "the element's number: its ref is e{index}" },
+                    "tag": { "type": "string" },
+                    "type": { "type": ["string", "null"] },
+                    "text": { "type": "string" },
+                    "placeholder": { "type": ["string", "null"] },
+                    "value": { "type": ["string", "null"], "description": "a password's as bullets, a hidden field's never" },
+                    "href": { "type": ["string", "null"] },
+                    "ariaLabel": { "type": ["string", "null"] },
+                    "className": { "type": ["string", "null"] },
+                    "id": { "type": ["string", "null"] },
+                    "frame": { "type": "string", "description": "the frame's label, for elements in frames" },
+                    "frameUrl": { "type": "string" },
+                },
+            } },
+            "textContent": { "type": "string", "description": "the page's text, the first 2000 characters" },
+            "scrollY": { "type": "number" },
+            "scrollHeight": { "type": "number" },
+            "viewportHeight": { "type": "number" },
+            "next": { "description": "what scrolling down would show next" },
+        },
+    })
 }

@@ -139,9 +139,11 @@ struct Execute {
     tab: TabRef,
     /// JavaScript to evaluate, e.g. `document.title`; a promise is awaited.
     #[serde(default)]
+    #[schemars(length(max = 1_048_576))]
     script: Option<String>,
     /// The same as `script` (MCP's name for it).
     #[serde(default)]
+    #[schemars(length(max = 1_048_576))]
     expression: Option<String>,
     /// Await a promise the script evaluates to and answer its value
     /// (default true); false answers the promise itself.

@@ -4,10 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use wabp_core::downloads::DownloadState;
+use wabp_core::downloads::{DownloadDetail, DownloadState};
+use wabp_core::engine::answers::Done;
 use wabp_core::{Error, Result};
 
-use super::{Nothing, TabRef, json, to_json};
+use super::{Nothing, TabRef, json, to_json, typed};
 use crate::{Category, Ctx, Operation, Output, Scope};
 
 #[derive(Deserialize, JsonSchema)]
@@ -150,8 +151,8 @@ struct Picker {
 }
 
 async fn answer_picker(ctx: Ctx, input: Picker) -> Result<Output> {
-    json(
-        ctx.engine
+    typed(
+        &ctx.engine
             .answer_picker(
                 &input.id,
                 input.value,
@@ -177,6 +178,14 @@ struct DownloadList {
 #[derive(Serialize, JsonSchema)]
 struct DownloadsList {
     downloads: Vec<wabp_core::downloads::Download>,
+}
+
+/// Where the caller's finished downloads go.
+#[derive(Serialize, JsonSchema)]
+struct DownloadsFolder {
+    success: bool,
+    /// The absolute folder.
+    download_path: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -255,20 +264,22 @@ pub fn operations() -> Vec<Operation> {
             "Accept the tab's pending dialog (with text for a prompt).",
             |ctx, input: DialogAccept| async move {
                 let tab = input.tab.resolve(&ctx)?;
-                json(ctx.engine.handle_dialog(&ctx.caller, &tab, true, input.prompt_text).await?)
+                typed(&ctx.engine.handle_dialog(&ctx.caller, &tab, true, input.prompt_text).await?)
             },
         )
         .post("/tabs/{tab_id}/dialog/accept")
+        .answers::<Done>()
         .scope(Scope::Act),
         Operation::new(
             "dialog_dismiss",
             "Dismiss the tab's pending dialog.",
             |ctx, input: TabRef| async move {
                 let tab = input.resolve(&ctx)?;
-                json(ctx.engine.handle_dialog(&ctx.caller, &tab, false, None).await?)
+                typed(&ctx.engine.handle_dialog(&ctx.caller, &tab, false, None).await?)
             },
         )
         .post("/tabs/{tab_id}/dialog/dismiss")
+        .answers::<Done>()
         .scope(Scope::Act),
         Operation::new(
             "dialog_tool",
@@ -277,13 +288,13 @@ pub fn operations() -> Vec<Operation> {
                 let tab = input.tab.resolve(&ctx)?;
                 let value = match input.action.unwrap_or(DialogVerb::Get) {
                     DialogVerb::Get => dialog_state(&ctx, &tab).await?,
-                    DialogVerb::Accept => {
-                        ctx.engine
+                    DialogVerb::Accept => to_json(
+                        &ctx.engine
                             .handle_dialog(&ctx.caller, &tab, true, input.prompt_text)
-                            .await?
-                    }
+                            .await?,
+                    )?,
                     DialogVerb::Dismiss => {
-                        ctx.engine.handle_dialog(&ctx.caller, &tab, false, None).await?
+                        to_json(&ctx.engine.handle_dialog(&ctx.caller, &tab, false, None).await?)?
                     }
                 };
                 json(value)
@@ -331,8 +342,8 @@ pub fn operations() -> Vec<Operation> {
             "file_chooser",
             "Answer a pending file chooser (a `file_chooser` event's id) with files, or cancel it.",
             |ctx, input: FileChooser| async move {
-                json(
-                    ctx.engine
+                typed(
+                    &ctx.engine
                         .answer_file_chooser(
                             &input.id,
                             input.files,
@@ -345,6 +356,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .post("/file-chooser/{id}")
+        .answers::<Done>()
         .tool("browser_file_chooser")
         .scope(Scope::Act)
         .category(Category::Input),
@@ -388,8 +400,8 @@ pub fn operations() -> Vec<Operation> {
             "select",
             "Answer a pending `<select>` popup (a `select_open` event's id) with option indices, or cancel it.",
             |ctx, input: Select| async move {
-                json(
-                    ctx.engine
+                typed(
+                    &ctx.engine
                         .answer_select(
                             &input.id,
                             input.indices,
@@ -401,6 +413,7 @@ pub fn operations() -> Vec<Operation> {
             },
         )
         .post("/select/{id}")
+        .answers::<Done>()
         .tool("browser_select")
         .scope(Scope::Act)
         .category(Category::Input),
@@ -410,6 +423,7 @@ pub fn operations() -> Vec<Operation> {
             answer_picker,
         )
         .post("/datetime-picker/{id}")
+        .answers::<Done>()
         .tool("browser_datetime_picker")
         .scope(Scope::Act)
         .category(Category::Input),
@@ -419,6 +433,7 @@ pub fn operations() -> Vec<Operation> {
             answer_picker,
         )
         .post("/color-picker/{id}")
+        .answers::<Done>()
         .tool("browser_color_picker")
         .scope(Scope::Act)
         .category(Category::Input),
@@ -433,10 +448,11 @@ pub fn operations() -> Vec<Operation> {
             "download",
             "One download: state, bytes, path.",
             |ctx, input: DownloadId| async move {
-                json(ctx.engine.download(&ctx.caller, &input.id)?.detail())
+                typed(&ctx.engine.download(&ctx.caller, &input.id)?.detail())
             },
         )
-        .get("/downloads/{id}"),
+        .get("/downloads/{id}")
+        .answers::<DownloadDetail>(),
         Operation::new(
             "configure_downloads",
             "Send the caller's finished downloads to a folder (created if missing).",
@@ -445,10 +461,14 @@ pub fn operations() -> Vec<Operation> {
                     Error::invalid("\"download_path\" is required: an absolute folder")
                 })?;
                 let dir = ctx.engine.configure_downloads(&ctx.caller, &path)?;
-                json(serde_json::json!({ "success": true, "download_path": dir }))
+                typed(&DownloadsFolder {
+                    success: true,
+                    download_path: dir.display().to_string(),
+                })
             },
         )
         .post("/downloads/configure")
+        .answers::<DownloadsFolder>()
         .scope(Scope::Act),
         Operation::new(
             "wait_download",
@@ -467,29 +487,32 @@ pub fn operations() -> Vec<Operation> {
                     )
                     .await?;
                 let mut detail = download.detail();
-                detail["timed_out"] = serde_json::json!(timed_out);
-                json(detail)
+                detail.timed_out = Some(timed_out);
+                typed(&detail)
             },
         )
         .post("/downloads/{id}/wait")
+        .answers::<DownloadDetail>()
         .tool("browser_wait_for_download"),
         Operation::new(
             "resume_download",
             "Start a cancelled or failed download again, from its URL in the tab it came from, under the same id (from the beginning: no partial file is kept).",
             |ctx, input: DownloadId| async move {
-                json(ctx.engine.resume_download(&ctx.caller, &input.id).await?)
+                typed(&ctx.engine.resume_download(&ctx.caller, &input.id).await?)
             },
         )
         .post("/downloads/{id}/resume")
+        .answers::<DownloadDetail>()
         .scope(Scope::Act),
         Operation::new(
             "cancel_download",
             "Cancel a download in progress.",
             |ctx, input: DownloadId| async move {
-                json(ctx.engine.cancel_download(&ctx.caller, &input.id).await?)
+                typed(&ctx.engine.cancel_download(&ctx.caller, &input.id).await?)
             },
         )
         .post("/downloads/{id}/cancel")
+        .answers::<Done>()
         .scope(Scope::Act),
         Operation::new(
             "downloads_tool",
@@ -503,8 +526,10 @@ pub fn operations() -> Vec<Operation> {
                 };
                 let value = match input.action.as_ref().unwrap_or(&DownloadVerb::List) {
                     DownloadVerb::List => downloads_list(&ctx, input.list)?,
-                    DownloadVerb::Get => ctx.engine.download(&ctx.caller, &id()?)?.detail(),
-                    DownloadVerb::Cancel => ctx.engine.cancel_download(&ctx.caller, &id()?).await?,
+                    DownloadVerb::Get => to_json(&ctx.engine.download(&ctx.caller, &id()?)?.detail())?,
+                    DownloadVerb::Cancel => {
+                        to_json(&ctx.engine.cancel_download(&ctx.caller, &id()?).await?)?
+                    }
                 };
                 json(value)
             },

@@ -127,6 +127,11 @@ pub fn operations() -> Vec<Operation> {
             json(json!({}))
         })
         .delete("/tabs/{tab_id}")
+        .answers_schema(json!({
+            "type": "object",
+            "description": "Empty: the tab is closed",
+            "additionalProperties": false,
+        }))
         .tool("browser_close_tab")
         .scope(Scope::Act),
         Operation::new(

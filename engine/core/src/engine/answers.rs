@@ -73,3 +73,67 @@ pub struct DialogState {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_prompt: Option<String>,
 }
+
+/// A prompt answered (a dialog, a file chooser, a `<select>`, a picker) or
+/// a download cancelled.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Done {
+    /// Always true (a failure answers an error instead).
+    pub success: bool,
+    /// It was cancelled rather than answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<bool>,
+    /// The element's value after the answer (selects and pickers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// What the answer set off: the files selected, the next dialog a
+    /// looping script opened at once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::events::StampedEvent>,
+}
+
+impl Done {
+    pub fn ok() -> Done {
+        Done {
+            success: true,
+            ..Done::default()
+        }
+    }
+
+    pub fn cancelled() -> Done {
+        Done {
+            cancelled: Some(true),
+            ..Done::ok()
+        }
+    }
+
+    pub fn with_events(mut self, events: Vec<crate::events::StampedEvent>) -> Done {
+        self.events = events;
+        self
+    }
+
+    pub fn with_value(mut self, value: Option<Value>) -> Done {
+        self.value = value;
+        self
+    }
+}
+
+/// `POST /tabs/{id}/curl`: the answer to a request made from the page.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, JsonSchema)]
+pub struct CurlAnswer {
+    pub status: u16,
+    /// The response headers the page may read.
+    pub headers: serde_json::Map<String, Value>,
+    /// Text as is, anything else base64 (see `body_encoding`).
+    pub body: String,
+    /// `text` or `base64`.
+    pub body_encoding: String,
+    /// The final URL, after redirects.
+    pub url: String,
+    pub redirected: bool,
+    /// The body was cut at the engine's limit.
+    #[serde(default)]
+    pub truncated: bool,
+}

@@ -40,7 +40,7 @@ impl Engine {
             })
     }
 
-    pub async fn cancel_download(&self, caller: &Caller, id: &str) -> Result<Value> {
+    pub async fn cancel_download(&self, caller: &Caller, id: &str) -> Result<super::answers::Done> {
         let download = self.download(caller, id)?;
         if download.state != DownloadState::InProgress {
             return Err(Error::invalid(format!(
@@ -63,7 +63,10 @@ impl Engine {
             d.state = DownloadState::Cancelled;
             d.end_time = Some(now_ms());
         }
-        Ok(json!({ "success": true, "message": "Download cancelled" }))
+        Ok(super::answers::Done {
+            message: Some("Download cancelled".into()),
+            ..super::answers::Done::ok()
+        })
     }
 
     /// Stops a download in the browser context it runs in (a user's own,
@@ -150,7 +153,11 @@ impl Engine {
     /// Starts a cancelled or failed download again from its URL, in the tab
     /// it came from, under the same id. Chromium keeps no partial file once
     /// a download is cancelled, so it starts from the beginning.
-    pub async fn resume_download(&self, caller: &Caller, id: &str) -> Result<Value> {
+    pub async fn resume_download(
+        &self,
+        caller: &Caller,
+        id: &str,
+    ) -> Result<crate::downloads::DownloadDetail> {
         let download = self.download(caller, id)?;
         if !matches!(
             download.state,

@@ -39,7 +39,12 @@ impl Engine {
     /// `POST /tabs/{id}/curl`: an HTTP request made by the page's own
     /// `fetch` from an isolated world, so it carries the tab's cookies and
     /// credentials. Nothing thaws: the network is not frozen, timers are.
-    pub async fn curl(&self, caller: &Caller, tab_id: &str, request: CurlRequest) -> Result<Value> {
+    pub async fn curl(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        request: CurlRequest,
+    ) -> Result<super::answers::CurlAnswer> {
         let method = request.method.to_ascii_uppercase();
         if method.is_empty() || !method.chars().all(|c| c.is_ascii_alphabetic()) {
             return Err(Error::invalid(format!(
@@ -75,24 +80,24 @@ impl Engine {
                 ),
             ));
         }
+        let answer: super::answers::CurlAnswer = serde_json::from_value(answer)
+            .map_err(|e| Error::internal(format!("the page's answer to the request: {e}")))?;
         if let Some(tag) = request.tag.filter(|t| !t.is_empty()) {
             let call = crate::network::NetworkCall {
                 id: short_id("net"),
                 tab_id: tab.id.clone(),
                 action_id: None,
-                url: answer["url"].as_str().unwrap_or(&request.url).to_string(),
+                url: answer.url.clone(),
                 method: method.clone(),
-                status: answer["status"]
-                    .as_u64()
-                    .and_then(|s| u16::try_from(s).ok()),
+                status: Some(answer.status),
                 resource_type: "Fetch".into(),
                 request_headers: request.headers.clone(),
-                response_headers: answer["headers"].as_object().cloned().unwrap_or_default(),
+                response_headers: answer.headers.clone(),
                 request_body: request.body.clone(),
-                response_body: answer["body"].as_str().map(str::to_string),
+                response_body: Some(answer.body.clone()),
                 request_body_truncated: false,
-                response_body_truncated: answer["truncated"] == true,
-                body_encoding: answer["body_encoding"].as_str().map(str::to_string),
+                response_body_truncated: answer.truncated,
+                body_encoding: Some(answer.body_encoding.clone()),
                 timing_ms: Some(now_ms() - started),
                 timestamp_ms: started as i64,
                 state: "completed",

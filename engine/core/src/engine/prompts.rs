@@ -2,6 +2,7 @@
 //! `<select>` popups, each narrowed to the caller's tabs.
 
 use super::*;
+use crate::engine::answers::Done;
 
 impl Engine {
     pub async fn dialog(&self, caller: &Caller, tab_id: &str) -> Result<answers::DialogState> {
@@ -21,7 +22,7 @@ impl Engine {
         tab_id: &str,
         accept: bool,
         prompt_text: Option<String>,
-    ) -> Result<Value> {
+    ) -> Result<Done> {
         use chromiumoxide::cdp::browser_protocol::page::HandleJavaScriptDialogParams;
         self.ensure_agent_mode()?;
         let tab = self.tab(caller, tab_id)?;
@@ -58,11 +59,11 @@ impl Engine {
         if tab.pending_dialog().is_none() {
             tab.prompts.next_dialog(opened, NEXT_DIALOG_GRACE).await;
         }
-        let mut answer = json!({ "success": true });
+        let mut answer = Done::ok();
         match tab.pending_dialog() {
             Some(next) => {
                 let virtual_time_ms = tab.last_frame().map_or_else(now_ms, |f| f.virtual_time_ms);
-                answer["events"] = json!([events::StampedEvent {
+                answer.events = vec![events::StampedEvent {
                     event: TabEvent::Dialog(events::Dialog {
                         tab_id: tab.id.clone(),
                         dialog_type: next.dialog_type,
@@ -71,7 +72,7 @@ impl Engine {
                         pending: true,
                     }),
                     virtual_time_ms,
-                }]);
+                }];
             }
             // An action that opened the dialog left the page running (the
             // renderer was inside the dialog); freeze it now.
@@ -101,7 +102,7 @@ impl Engine {
         save_path: Option<String>,
         cancel: bool,
         caller: &Caller,
-    ) -> Result<Value> {
+    ) -> Result<Done> {
         self.ensure_agent_mode()?;
         let (tab, chooser) = self
             .find_tab(|t| {
@@ -127,7 +128,7 @@ impl Engine {
                 }),
             )
             .await;
-            return Ok(json!({ "success": true, "cancelled": true, "events": [event] }));
+            return Ok(Done::cancelled().with_events(vec![event]));
         }
         if save_path.is_some() {
             return Err(Error::invalid(format!(
@@ -171,7 +172,7 @@ impl Engine {
             }),
         )
         .await;
-        Ok(json!({ "success": true, "events": [event] }))
+        Ok(Done::ok().with_events(vec![event]))
     }
 
     /// The absolute path of a file `caller` may upload: under an upload
@@ -306,7 +307,7 @@ impl Engine {
         indices: Option<Vec<u64>>,
         cancel: bool,
         caller: &Caller,
-    ) -> Result<Value> {
+    ) -> Result<Done> {
         self.ensure_agent_mode()?;
         let (tab, select) = self
             .find_tab(|t| {
@@ -330,7 +331,7 @@ impl Engine {
                 &format!("window.__wabpSelect && window.__wabpSelect.cancel({token})"),
             )
             .await?;
-            return Ok(json!({ "success": true, "cancelled": true }));
+            return Ok(Done::cancelled());
         }
         let indices = indices.ok_or_else(|| {
             Error::invalid("send \"indices\" (a list of option indices) or \"cancel\": true")
@@ -365,7 +366,7 @@ impl Engine {
                 format!("Select popup {popup_id}: {error}"),
             ));
         }
-        Ok(json!({ "success": true, "value": result.get("value") }))
+        Ok(Done::ok().with_value(result.get("value").cloned()))
     }
 
     /// `POST /datetime-picker/{id}` and `/color-picker/{id}`: a value, in
@@ -377,7 +378,7 @@ impl Engine {
         value: Option<String>,
         cancel: bool,
         caller: &Caller,
-    ) -> Result<Value> {
+    ) -> Result<Done> {
         self.ensure_agent_mode()?;
         let (tab, picker) = self
             .find_tab(|t| {
@@ -401,7 +402,7 @@ impl Engine {
                 &format!("window.__wabpPicker && window.__wabpPicker.cancel({token})"),
             )
             .await?;
-            return Ok(json!({ "success": true, "cancelled": true }));
+            return Ok(Done::cancelled());
         }
         let value = value.ok_or_else(|| {
             Error::invalid(format!(
@@ -442,7 +443,7 @@ impl Engine {
                 format!("picker {picker_id}: {error}"),
             ));
         }
-        Ok(json!({ "success": true, "value": result.get("value") }))
+        Ok(Done::ok().with_value(result.get("value").cloned()))
     }
 }
 
@@ -467,7 +468,7 @@ const NEXT_DIALOG_GRACE: Duration = Duration::from_millis(30);
 /// An event that happens outside any action (answering a file chooser): sent
 /// to whoever watches the tab and returned in the response, stamped with the
 /// page's clock.
-async fn report_event(tab: &Tab, event: TabEvent) -> Value {
+async fn report_event(tab: &Tab, event: TabEvent) -> events::StampedEvent {
     let virtual_time_ms = tab
         .session
         .evaluate_json("Date.now()")
@@ -476,9 +477,8 @@ async fn report_event(tab: &Tab, event: TabEvent) -> Value {
         .and_then(|v| v.as_f64())
         .unwrap_or_else(now_ms);
     tab.emit(TabSignal::Event(event.clone()));
-    serde_json::to_value(events::StampedEvent {
+    events::StampedEvent {
         event,
         virtual_time_ms,
-    })
-    .unwrap_or_default()
+    }
 }
