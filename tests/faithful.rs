@@ -935,3 +935,46 @@ fn push_state_clicks_settle_on_a_loaded_machine() {
         assert!(navigated, "the click reports its URL: {events}");
     }
 }
+
+/// A download whose server drops the connection half-way is resumed where
+/// it broke off (Chromium's resume: a `Range` request with the validator),
+/// and ends complete and intact.
+#[test]
+fn a_download_cut_off_half_way_resumes_where_it_stopped() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = h.tab_on("/faithful/nav").await;
+        let before = common::DROPPING_RANGE_REQUESTS.load(std::sync::atomic::Ordering::SeqCst);
+        h.eval(
+            &tab,
+            "(() => { const a = document.createElement('a'); a.id = 'dl'; a.href = '/download/dropping.bin'; a.textContent = 'file'; a.style = 'position:fixed;left:300px;top:300px'; document.body.append(a); return 1; })()",
+        )
+        .await;
+        let clicked = ok(h, &tab, "click", json!({ "selector": "#dl" })).await;
+        let started = clicked["events"]
+            .as_array()
+            .and_then(|events| events.iter().find(|e| e["type"] == "download_started"))
+            .unwrap_or_else(|| panic!("no download_started: {clicked}"))
+            .clone();
+        let id = started["data"]["download_id"].as_str().unwrap().to_string();
+        let (status, done) = h
+            .post(
+                &format!("/downloads/{id}/wait"),
+                json!({ "timeout_ms": 20000 }),
+            )
+            .await;
+        assert_eq!(status, 200, "{done}");
+        assert_eq!(done["state"], "completed", "{done}");
+        assert_eq!(done["bytes_received"], 2_000_000, "{done}");
+        let saved = std::fs::read(done["path"].as_str().unwrap()).unwrap();
+        assert!(
+            saved == common::dropping_download_bytes(),
+            "the file is whole and in order ({} bytes)",
+            saved.len()
+        );
+        assert!(
+            common::DROPPING_RANGE_REQUESTS.load(std::sync::atomic::Ordering::SeqCst) > before,
+            "the rest came from a Range request, not a new download"
+        );
+    });
+}

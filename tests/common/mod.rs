@@ -312,6 +312,14 @@ async fn start_site() -> String {
                 ),
             )
             .route(
+                "/uikits/{file}",
+                get(
+                    |axum::extract::Path(file): axum::extract::Path<String>| async move {
+                        uikit_file(&file)
+                    },
+                ),
+            )
+            .route(
                 "/hostile/{name}",
                 get(
                     |axum::extract::Path(name): axum::extract::Path<String>| async move {
@@ -481,6 +489,7 @@ async fn start_site() -> String {
                 }),
             )
             .route("/download/slow.bin", get(slow_download))
+            .route("/download/dropping.bin", get(dropping_download))
             .route(
                 "/api/slow",
                 get(|Query(q): Query<Slow>| async move {
@@ -492,6 +501,101 @@ async fn start_site() -> String {
     let addr = listener.local_addr().unwrap();
     runtime().spawn(async move { axum::serve(listener, router).await.unwrap() });
     format!("http://{addr}")
+}
+
+/// A file of the UI-kit pages (`tests/uikits/dist`, built by
+/// `scripts/test-node.sh`).
+fn uikit_file(file: &str) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if file.contains('/') || file.contains("..") {
+        return axum::http::StatusCode::NOT_FOUND.into_response();
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/uikits/dist")
+        .join(file);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return (
+            axum::http::StatusCode::NOT_FOUND,
+            "not built: run bash scripts/test-node.sh",
+        )
+            .into_response();
+    };
+    let mime = match path.extension().and_then(|e| e.to_str()) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        _ => "application/octet-stream",
+    };
+    ([(axum::http::header::CONTENT_TYPE, mime)], bytes).into_response()
+}
+
+/// The bytes of `/download/dropping.bin`.
+pub fn dropping_download_bytes() -> Vec<u8> {
+    (0..DROPPING_SIZE).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+const DROPPING_SIZE: usize = 2_000_000;
+
+/// Requests `/download/dropping.bin` served from an offset (`Range`).
+pub static DROPPING_RANGE_REQUESTS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// A download whose server drops the connection half-way through the whole
+/// file, and serves the rest to a `Range` request (with a validator, as a
+/// resumable server does).
+async fn dropping_download(headers: axum::http::HeaderMap) -> axum::response::Response {
+    let bytes = dropping_download_bytes();
+    let start = headers
+        .get(axum::http::header::RANGE)
+        .and_then(|r| r.to_str().ok())
+        .and_then(|r| r.strip_prefix("bytes="))
+        .and_then(|r| r.split('-').next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n < DROPPING_SIZE);
+    let builder = axum::response::Response::builder()
+        .header(axum::http::header::CONTENT_TYPE, "application/octet-stream")
+        .header(
+            axum::http::header::CONTENT_DISPOSITION,
+            "attachment; filename=\"dropping.bin\"",
+        )
+        .header(axum::http::header::ACCEPT_RANGES, "bytes")
+        .header(axum::http::header::ETAG, "\"v1\"")
+        .header(
+            axum::http::header::LAST_MODIFIED,
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+        );
+    match start {
+        Some(start) => {
+            DROPPING_RANGE_REQUESTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            builder
+                .status(206)
+                .header(
+                    axum::http::header::CONTENT_RANGE,
+                    format!("bytes {start}-{}/{DROPPING_SIZE}", DROPPING_SIZE - 1),
+                )
+                .header(
+                    axum::http::header::CONTENT_LENGTH,
+                    (DROPPING_SIZE - start).to_string(),
+                )
+                .body(axum::body::Body::from(bytes[start..].to_vec()))
+                .unwrap()
+        }
+        None => {
+            // Half the file, then the connection breaks.
+            let half = bytes[..DROPPING_SIZE / 2].to_vec();
+            let chunks = futures::stream::iter(vec![
+                Ok::<_, std::io::Error>(half),
+                Err(std::io::Error::other("the server dropped the connection")),
+            ]);
+            builder
+                .header(
+                    axum::http::header::CONTENT_LENGTH,
+                    DROPPING_SIZE.to_string(),
+                )
+                .body(axum::body::Body::from_stream(chunks))
+                .unwrap()
+        }
+    }
 }
 
 /// 64 KiB every 200 ms for about 20 s: long enough to watch and cancel.

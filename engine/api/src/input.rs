@@ -152,8 +152,14 @@ fn check_strings_at(schema: &Value, value: &Value, at: &str, depth: usize) -> Re
                 let length = text.chars().count() as u64;
                 if length > max {
                     let field = if at.is_empty() { "the input" } else { at };
+                    // What the field is for often says what to do instead.
+                    let about = schema
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .map(|d| format!(" ({})", wabp_core::error::cut(d)))
+                        .unwrap_or_default();
                     return Err(Error::invalid(format!(
-                        "field {field:?} is {length} characters long; it takes at most {max}"
+                        "field {field:?} is {length} characters long; it takes at most {max}{about}"
                     )));
                 }
             }

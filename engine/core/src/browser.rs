@@ -195,6 +195,11 @@ pub fn launch_switches(
         // Site isolation keeps a spare renderer started for the next tab or
         // cross-site navigation: a hundred MB for a few ms once in a while.
         "disable-features=SpareRendererForSitePerProcess",
+        // A headless browser has no pointing device: pages would match
+        // `(pointer: none)` and `(hover: none)` and serve their touch
+        // layout (a mobile date picker, menus that never open on hover).
+        // The engine drives a mouse: a desktop's fine pointer that hovers.
+        "blink-settings=primaryPointerType=4,availablePointerTypes=4,primaryHoverType=2,availableHoverTypes=2",
     ];
     if options.site_isolation {
         // headless-shell isolates nothing unless told to.

@@ -166,7 +166,11 @@ impl ActionPlugin for CoreActions {
                 "Types text, one key press per character, into the focused element or, given a target, at the end of that element's value (it appends)",
                 json!({
                     "type": "object",
-                    "properties": with_target(json!({ "text": { "type": "string", "maxLength": MAX_TYPED_CHARS } })),
+                    "properties": with_target(json!({ "text": {
+                        "type": "string",
+                        "maxLength": MAX_TYPED_CHARS,
+                        "description": "The characters to type, one key press each; for a longer value use fill",
+                    } })),
                     "required": ["text"]
                 }),
             ),
@@ -175,7 +179,7 @@ impl ActionPlugin for CoreActions {
                 "Replaces the value of a text field or editable element with `text` (empty clears it), firing input and change events",
                 json!({
                     "type": "object",
-                    "properties": with_target(json!({ "text": { "type": "string" } })),
+                    "properties": with_target(json!({ "text": { "type": "string", "maxLength": MAX_SET_CHARS } })),
                     "required": ["text"],
                     "description": "Give one of ref, selector, index, or none to fill the focused element"
                 }),
@@ -202,7 +206,7 @@ impl ActionPlugin for CoreActions {
                 "Inserts text at the caret in one step, as an IME commit does (no key events; newlines included)",
                 json!({
                     "type": "object",
-                    "properties": { "text": { "type": "string", "minLength": 1 } },
+                    "properties": { "text": { "type": "string", "minLength": 1, "maxLength": MAX_SET_CHARS } },
                     "required": ["text"]
                 }),
             ),
@@ -432,6 +436,9 @@ fn scroll(p: &Params) -> Result<Value, PluginError> {
     input::mouse_wheel(x, y, dx, dy, Modifiers::empty())?;
     Ok(json!({ "status": "scrolled", "delta_x": number(dx), "delta_y": number(dy) }))
 }
+
+/// The most characters `fill` and `keyboard/insert` set at once.
+const MAX_SET_CHARS: usize = 1 << 20;
 
 /// The most characters one `type` sends: each is a key press of its own
 /// (about 2 ms each), and the action must end well inside its plugin's

@@ -92,6 +92,11 @@ pub trait ActionTab: Send + Sync + 'static {
     fn set_last_frame(&self, frame: Option<CachedFrame>);
     /// The tab's signals (navigation, dialogs, requests, events, closing).
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TabSignal>;
+    /// How long the page's running CSS transitions and animations still
+    /// take (ms), the endless ones aside; `None` when it can't be read.
+    async fn animations_left_ms(&self) -> Option<f64> {
+        None
+    }
     /// Lets the page run (no-op when execution control is off).
     async fn thaw(&self) -> Result<()>;
     /// Freezes the page; whether it is frozen now.
@@ -296,6 +301,52 @@ pub async fn run<T: ActionTab>(
 
 fn ms_since(t: Instant) -> f64 {
     (t.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0
+}
+
+/// The longest an action's settle is drawn out for transitions.
+const TRANSITIONS_LIMIT: Duration = Duration::from_millis(1500);
+/// Transitions this close to their end are not waited for.
+const TRANSITION_TAIL_MS: f64 = 15.0;
+
+/// A settled page may still be in the middle of its CSS transitions and
+/// animations (a menu fading out, a modal sliding in), with the library's
+/// own end-of-transition timer still due: frozen now, it would stay half
+/// open and cover the next action's target. The page runs, on the wall
+/// clock as transitions do, until they end (a transition that starts the
+/// next one is waited for too), at most `TRANSITIONS_LIMIT` and `left`.
+async fn finish_transitions<T: ActionTab>(
+    tab: &T,
+    left: Duration,
+    hang_up: Option<&tokio_util::sync::CancellationToken>,
+) {
+    let deadline = Instant::now() + TRANSITIONS_LIMIT.min(left);
+    let mut thawed = false;
+    while let Some(ms) = tab.animations_left_ms().await {
+        if ms <= TRANSITION_TAIL_MS || tab.dialog_pending() || tab.page_failure().is_some() {
+            break;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        if !thawed {
+            if tab.thaw().await.is_err() {
+                break;
+            }
+            thawed = true;
+        }
+        // A little past the end: the library's timer for it comes due then.
+        let pause = Duration::from_secs_f64((ms + 30.0) / 1000.0).min(deadline - now);
+        match hang_up {
+            Some(token) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = token.cancelled() => break,
+                }
+            }
+            None => tokio::time::sleep(pause).await,
+        }
+    }
 }
 
 /// Steps 1 to 4: from the turn to the envelope.
@@ -516,6 +567,13 @@ async fn execute<T: ActionTab>(
         }
     };
     turn.close_to_reads().await;
+    let wait_reason = if wait_reason == "settled" && failure.is_none() {
+        let left = timeout.saturating_sub(step.elapsed());
+        finish_transitions(tab.as_ref(), left, options.hang_up.as_ref()).await;
+        wait_reason
+    } else {
+        wait_reason
+    };
     // A back, forward or reload is answered before the page's beforeunload
     // prompt opens: held by it, the result says so.
     let mut result = result;

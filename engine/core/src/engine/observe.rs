@@ -35,7 +35,10 @@ const STATE_FN: &str = concat!(
     const r = el.getBoundingClientRect();
     if (r.width <= 0 || r.height <= 0) return false;
     const s = getComputedStyle(el);
-    return s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0';
+    // A checkbox or radio at opacity 0 is the usual custom one: its
+    // wrapper draws it, and it takes the clicks.
+    const drawnByWrapper = el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio');
+    return s.visibility !== 'hidden' && s.display !== 'none' && (s.opacity !== '0' || drawnByWrapper);
   };
   const elements = [];
   // A password's value is never said, only how long it is (as the

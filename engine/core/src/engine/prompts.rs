@@ -358,6 +358,10 @@ impl Engine {
                 json!(indices)
             ))
             .await?;
+        // A choice the page would not take leaves the popup open.
+        if let Some(refused) = result.get("refused").and_then(Value::as_str) {
+            return Err(Error::invalid(format!("select {popup_id}: {refused}")));
+        }
         tab.remove_select(popup_id);
         tab.set_last_frame(None);
         if let Some(error) = result.get("error").and_then(Value::as_str) {

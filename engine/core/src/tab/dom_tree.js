@@ -246,19 +246,19 @@ const nameOf = (el, role) => {
   const tag = el.tagName;
   if (tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || tag === 'METER' || tag === 'PROGRESS' || tag === 'OUTPUT' || tag === 'BUTTON') {
     const type = (el.getAttribute('type') || '').toLowerCase();
-    if (tag === 'INPUT' && type === 'image') return clean(el.getAttribute('alt') || el.value || el.title || 'Submit');
+    if (tag === 'INPUT' && type === 'image') return clean(el.getAttribute('alt') || el.value || el.getAttribute('title') || 'Submit');
     const labels = labelsOf(el);
     const fromLabels = clean(labels.map(l => contentText(l, 0, el)).join(' '));
     if (fromLabels) return fromLabels;
     if (tag === 'INPUT' && (type === 'button' || type === 'submit' || type === 'reset')) {
-      return clean(el.value || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : '') || el.title);
+      return clean(el.value || (type === 'submit' ? 'Submit' : type === 'reset' ? 'Reset' : '') || el.getAttribute('title'));
     }
-    if (tag === 'INPUT' && type === 'file') return clean(el.title) || 'Choose File';
+    if (tag === 'INPUT' && type === 'file') return clean(el.getAttribute('title')) || 'Choose File';
     if (tag !== 'BUTTON') {
-      return clean(el.title || el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
+      return clean(el.getAttribute('title') || el.getAttribute('placeholder') || el.getAttribute('aria-placeholder') || '');
     }
   }
-  if (tag === 'IMG' || tag === 'AREA') return clean(el.getAttribute('alt') || el.title);
+  if (tag === 'IMG' || tag === 'AREA') return clean(el.getAttribute('alt') || el.getAttribute('title'));
   if (tag === 'FIELDSET' || tag === 'FIGURE' || tag === 'TABLE') {
     const caption = el.querySelector(tag === 'FIELDSET' ? ':scope > legend' : tag === 'FIGURE' ? ':scope > figcaption' : ':scope > caption');
     const name = caption ? clean(contentText(caption, 0, null)) : '';
@@ -272,7 +272,7 @@ const nameOf = (el, role) => {
     const name = clean(contentText(el, 0, null));
     if (name) return name;
   }
-  return clean(el.title || '');
+  return clean(el.getAttribute('title') || '');
 };
 
 const STATE_ATTRIBUTES = ['pressed', 'expanded', 'busy', 'modal', 'invalid'];
@@ -281,7 +281,9 @@ const statesOf = (el, role) => {
   if (el === focused) states.push('focused');
   if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') states.push('disabled');
   const ariaChecked = el.getAttribute('aria-checked');
-  if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio') && !el.hasAttribute('role')) {
+  // A native checkbox's own state, whatever role it plays (a switch);
+  // aria-checked speaks for it only when set.
+  if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio') && ariaChecked === null) {
     if (el.indeterminate) states.push('checked=mixed');
     else if (el.checked) states.push('checked');
   } else if (ariaChecked === 'true') states.push('checked');
@@ -376,6 +378,9 @@ const walk = (parent, out, visible, nesting, depth) => {
       continue;
     }
     if (child.nodeType !== 1 || SKIPPED.has(child.tagName)) continue;
+    // Inert content (a dialog's background, a leaving transition) takes
+    // no input: nothing in it is offered.
+    if (child.inert) continue;
     const style = styleOf(child);
     if (!style) continue;
     const shown = style.visibility !== 'hidden' && style.visibility !== 'collapse';

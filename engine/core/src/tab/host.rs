@@ -5,6 +5,21 @@
 use super::*;
 use crate::viewport::{VIEWPORT_JS, parse_viewport};
 
+/// The time the document's finite running animations and transitions still
+/// take, in ms (delays and end delays included; endless ones aside).
+const ANIMATIONS_LEFT_JS: &str = r#"(() => {
+  let left = 0;
+  for (const a of document.getAnimations()) {
+    if (a.playState !== 'running' || !a.effect) continue;
+    const t = a.effect.getComputedTiming();
+    const now = t.localTime;
+    if (now === null || now === undefined || !Number.isFinite(t.endTime)) continue;
+    const rest = (t.endTime - now) / Math.abs(a.playbackRate || 1);
+    if (rest > left) left = rest;
+  }
+  return left;
+})()"#;
+
 /// What the action loop needs of a tab (see `action.rs`).
 #[async_trait]
 impl crate::action::ActionTab for Tab {
@@ -61,6 +76,13 @@ impl crate::action::ActionTab for Tab {
     }
     fn subscribe(&self) -> broadcast::Receiver<TabSignal> {
         Tab::subscribe(self)
+    }
+    async fn animations_left_ms(&self) -> Option<f64> {
+        self.session
+            .evaluate_isolated(ANIMATIONS_LEFT_JS)
+            .await
+            .ok()
+            .and_then(|v| v.as_f64())
     }
     async fn thaw(&self) -> Result<()> {
         self.driver().thaw().await

@@ -1887,10 +1887,15 @@ const SELECT_JS: &str = r#"(() => {
   const open = (el) => {
     const token = 's' + (++seq) + '_' + Math.random().toString(36).slice(2, 8);
     pending.set(token, el);
-    const options = Array.from(el.options).map((o, i) => ({ index: i, label: o.label || o.text, selected: o.selected }));
+    const options = Array.from(el.options).map((o, i) => ({ index: i, label: o.label || o.text, selected: o.selected, disabled: o.disabled || !!(o.parentElement && o.parentElement.tagName === 'OPTGROUP' && o.parentElement.disabled) }));
     try { window.__wabpSelectOpen(JSON.stringify({ token, multiple: el.multiple, options })); } catch (e) {}
   };
-  const selectOf = (t) => t instanceof HTMLSelectElement ? t : (t && t.closest ? t.closest('select') : null);
+  // Only a select that pops its list up: a list box (multiple, or size
+  // above 1) is drawn in the page and takes its clicks and keys there.
+  const selectOf = (t) => {
+    const el = t instanceof HTMLSelectElement ? t : (t && t.closest ? t.closest('select') : null);
+    return el && !el.multiple && el.size <= 1 ? el : null;
+  };
   addEventListener('mousedown', (e) => {
     const el = selectOf(e.target);
     if (!el || el.disabled || e.button !== 0) return;
@@ -1911,6 +1916,8 @@ const SELECT_JS: &str = r#"(() => {
       const el = pending.get(token);
       pending.delete(token);
       if (!el || !el.isConnected) return { error: 'the <select> is no longer in the page' };
+      const off = indices.find((i) => { const o = el.options[i]; return o && (o.disabled || (o.parentElement && o.parentElement.tagName === 'OPTGROUP' && o.parentElement.disabled)); });
+      if (off !== undefined) { pending.set(token, el); return { refused: 'option ' + off + ' (' + JSON.stringify(el.options[off].label || el.options[off].text) + ') is disabled: a person could not choose it' }; }
       Array.from(el.options).forEach((o, i) => { o.selected = indices.includes(i); });
       el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
       el.dispatchEvent(new Event('change', { bubbles: true }));

@@ -122,7 +122,12 @@ const LOCATE_FN: &str = r#"function() {
   const hitAt = ([x, y]) => (root && root.elementFromPoint ? root : document).elementFromPoint(x, y);
   const lands = (hit) => hit && (hit === this || this.contains(hit) || hit === el || el.contains(hit)
     || (hit.control && hit.control === this)
-    || (this.labels && Array.from(this.labels).some(l => l === hit || l.contains(hit))));
+    || (this.labels && Array.from(this.labels).some(l => l === hit || l.contains(hit)))
+    // A label that lets clicks through reaches its own control.
+    || (this.control && (hit === this.control || this.control.contains(hit)))
+    // An input drawn by its wrapper (a slider's thumb, a switch's track):
+    // a click on the wrapper there is the click a person makes.
+    || (this.tagName === 'INPUT' && hit.contains(this) && hit !== document.body && hit !== document.documentElement));
   let point = null, first = null;
   for (const p of points.slice(0, 16)) {
     const hit = hitAt(p);
@@ -172,13 +177,15 @@ const SET_VALUE_FN: &str = r#"function(value) {
   const tag = this.tagName.toLowerCase();
   const formats = { date: 'yyyy-mm-dd', time: 'hh:mm, hh:mm:ss or hh:mm:ss.sss',
     'datetime-local': 'yyyy-mm-ddThh:mm', month: 'yyyy-mm', week: 'yyyy-Www',
-    color: '#rrggbb', range: 'a number' };
+    color: '#rrggbb', range: 'a number', number: 'a number (such as 12, -3.5 or 1e3)' };
   const type = tag === 'input' ? String(this.type).toLowerCase() : '';
   if (!(type in formats)) return { state: 'text', tag };
   if (this.disabled || this.readOnly) return { state: 'disabled', tag };
   const wanted = type === 'color' ? value.trim().toLowerCase() : value.trim();
   const malformed = { state: 'malformed', tag, type, format: formats[type] };
   if (type === 'range' && (wanted === '' || !Number.isFinite(Number(wanted)))) return malformed;
+  // Checked before the page sees anything: a refused value changes nothing.
+  if (type === 'number' && wanted !== '' && !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(wanted)) return malformed;
   if (type === 'color' && !/^#[0-9a-f]{6}$/.test(wanted)) return malformed;
   this.focus();
   const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;

@@ -147,24 +147,6 @@ pub struct Built {
     frames: Vec<(String, u32)>,
 }
 
-/// Custom comboboxes (date pickers, autocomplete dropdowns) and elements
-/// named like pickers fight synthetic input; the snapshot leaves them out.
-/// A native `<select>` (a combobox with its option list) stays.
-fn excluded(node: &Node) -> bool {
-    let pickerish = |s: &str| {
-        let s = s.to_ascii_lowercase();
-        ["date", "calendar", "picker"].iter().any(|p| s.contains(p))
-    };
-    // The browser's tree puts a select's options in a popup; the DOM-built
-    // one lists them directly.
-    let is_native_select = node
-        .children
-        .iter()
-        .any(|c| c.role == "MenuListPopup" || c.role == "listbox" || c.role == "option");
-    (node.role == "combobox" && !is_native_select)
-        || (INTERACTIVE.contains(&node.role.as_str()) && pickerish(&node.name))
-}
-
 fn ax_string(node: &Value, field: &str) -> String {
     node.get(field)
         .and_then(|v| v.get("value"))
@@ -320,10 +302,6 @@ fn collect_interactive(
     per_frame: &mut HashMap<usize, Vec<i64>>,
 ) {
     for node in nodes.iter_mut() {
-        if excluded(node) {
-            node.role = String::new();
-            continue;
-        }
         if refs_for.wants(node)
             && let Some(b) = node.backend
         {
@@ -395,14 +373,10 @@ fn dom_node(value: &Value, frame: usize, depth: usize) -> Node {
     node
 }
 
-/// Leaves out what `excluded` excludes, and counts the refs left (and which
+/// Counts the refs (and which
 /// one has focus).
 fn count_refs(nodes: &mut [Node], count: &mut usize, focused: &mut Option<(usize, u32)>) {
     for node in nodes.iter_mut() {
-        if excluded(node) {
-            node.role = String::new();
-            continue;
-        }
         if let Some(n) = node.number {
             *count += 1;
             if node.states.iter().any(|s| s == "focused") {
@@ -1172,23 +1146,6 @@ mod tests {
         seen.push_str(&tail);
         assert_eq!(seen, text, "windows plus tail cover the snapshot exactly");
         assert!(window(&text, total).is_err());
-    }
-
-    #[test]
-    fn pickers_and_custom_comboboxes_are_excluded() {
-        let node = |role: &str, name: &str| Node {
-            role: role.into(),
-            name: name.into(),
-            ..Default::default()
-        };
-        assert!(excluded(&node("combobox", "Search")));
-        assert!(excluded(&node("button", "Open date picker")));
-        assert!(excluded(&node("textbox", "Calendar")));
-        assert!(!excluded(&node("button", "Submit")));
-        assert!(!excluded(&node("heading", "Pick a date")));
-        let mut select = node("combobox", "Country");
-        select.children.push(node("MenuListPopup", ""));
-        assert!(!excluded(&select));
     }
 
     #[test]
