@@ -243,6 +243,14 @@ fn list_boxes_inert_content_and_other_markup_of_real_apps() {
             h.eval(&tab, "document.getElementById('box').value").await,
             "Two"
         );
+        // An option of a closed popup select says how to choose it.
+        let c = ref_on_line(&shown, &["option \"C\""]);
+        let (status, refused) = act(h, &tab, "click", json!({ "ref": c })).await;
+        assert_eq!(status, 400, "{refused}");
+        assert!(
+            refused["error"].as_str().unwrap().contains("indices [2]"),
+            "{refused}"
+        );
         // A popup select: a disabled option is refused, the popup stays.
         let opened = ok(h, &tab, "click", json!({ "selector": "#pop" })).await;
         let popup = opened["events"]
@@ -350,5 +358,45 @@ fn vue_and_svelte_apps_are_driven_through_their_snapshots() {
                 .any(|l| l.contains("checkbox") && l.contains("[e")),
             "the task's checkbox is offered:\n{shown}"
         );
+    });
+}
+
+/// Drag and drop as libraries see it: a card dragged between two
+/// SortableJS columns (pointer events, with the library's own timers)
+/// lands in the other column; a plain HTML5 list reorders.
+#[test]
+fn sortable_columns_and_html5_lists_take_drags() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = kit(h, "sortable").await;
+        ok(
+            h,
+            &tab,
+            "drag",
+            json!({
+                "start_selector": "#kanban-todo li[data-id=task-a]",
+                "end_selector": "#kanban-done li[data-id=task-d]",
+            }),
+        )
+        .await;
+        let state = app_state(h, &tab).await;
+        assert!(
+            state["kanban"]["done"]
+                .as_array()
+                .is_some_and(|done| done.contains(&json!("task-a"))),
+            "the card moved to Done: {state}"
+        );
+        ok(
+            h,
+            &tab,
+            "drag",
+            json!({
+                "start_selector": "#html5-list li[data-id=one]",
+                "end_selector": "#html5-list li[data-id=four]",
+            }),
+        )
+        .await;
+        let order = app_state(h, &tab).await["html5Order"].clone();
+        assert_ne!(order[0], "one", "the first item moved: {order}");
     });
 }

@@ -211,7 +211,7 @@ pub struct SelectOpen {
     pub id: String,
     pub tab_id: String,
     pub multiple: bool,
-    /// The options: `{index, value, text, selected, disabled}` each.
+    /// The options: `{index, label, selected, disabled}` each.
     pub options: Value,
     pub pending: bool,
 }

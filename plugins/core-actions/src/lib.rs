@@ -19,6 +19,13 @@ const KEYSTROKE_GAP_MS: u32 = 2;
 const MAX_HOVER_MS: u32 = 10_000;
 /// Most intermediate moves of a `drag`.
 const MAX_DRAG_STEPS: u32 = 100;
+/// Page time between a drag's moves, a frame's worth: drag libraries
+/// (SortableJS, dnd-kit) check the pointer on timers and animation frames,
+/// and moves sent all at once look like a jump to them.
+const DRAG_STEP_MS: u32 = 16;
+/// Page time the pointer rests at the drop point before the release, as a
+/// hand does: a library that moves the item on a timer has done so.
+const DRAG_HOLD_MS: u32 = 100;
 /// Largest text `keyboard_insert` takes in one step.
 const MAX_INSERT_BYTES: usize = 1 << 20;
 
@@ -325,9 +332,11 @@ fn drag(p: &Params) -> Result<Value, PluginError> {
     input::mouse_move(x0, y0)?;
     input::mouse_down(x0, y0, button, 1, modifiers)?;
     for i in 1..=steps {
+        input::pause(DRAG_STEP_MS)?;
         let t = f64::from(i) / f64::from(steps);
         input::mouse_move(x0 + (x1 - x0) * t, y0 + (y1 - y0) * t)?;
     }
+    input::pause(DRAG_HOLD_MS)?;
     input::mouse_up(x1, y1, button, 1, modifiers)?;
     Ok(json!({
         "status": "dragged",

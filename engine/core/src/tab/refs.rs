@@ -96,6 +96,9 @@ const LOCATE_FN: &str = r#"function() {
     const r = el.getBoundingClientRect();
     return r.width < 2 || r.height < 2;
   };
+  // An option of a select that pops up has no box until the select opens.
+  const owner = this.tagName === 'OPTION' && this.closest('select');
+  if (owner && !owner.multiple && owner.size <= 1) return { state: 'closed_option', tag, index: this.index };
   let el = this;
   let via = null;
   if (this.labels && this.labels.length && unusable(this)) {
@@ -661,6 +664,12 @@ impl<'a> PageRefs<'a> {
             "hidden" | "outside" => {
                 return Err(HostError::ElementNotVisible(format!(
                     "{what} ({tag}) is not visible: it has no rendered box or is hidden"
+                )));
+            }
+            "closed_option" => {
+                let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+                return Err(HostError::ElementNotVisible(format!(
+                    "{what} is an option of a closed <select>, which shows no options: click the select, then answer its select_open popup with indices [{index}]"
                 )));
             }
             "covered" => {
