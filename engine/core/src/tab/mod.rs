@@ -6,31 +6,24 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::emulation::{
-    EventVirtualTimeBudgetExpired, SetTouchEmulationEnabledParams,
-};
+use chromiumoxide::cdp::browser_protocol::emulation::SetTouchEmulationEnabledParams;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
     InsertTextParams, MouseButton as CdpMouseButton,
 };
 use chromiumoxide::cdp::browser_protocol::network::{
-    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, EventResponseReceived,
-    GetResponseBodyParams, RequestId,
+    EventRequestWillBeSent, GetResponseBodyParams, RequestId,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, EventFileChooserOpened, EventWindowOpen,
-    FileChooserOpenedMode, SetInterceptFileChooserDialogParams,
+    AddScriptToEvaluateOnNewDocumentParams, SetInterceptFileChooserDialogParams,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventDomContentEventFired, EventFrameNavigated, EventFrameRequestedNavigation,
-    EventFrameStartedLoading, EventFrameStoppedLoading, EventJavascriptDialogClosed,
-    EventJavascriptDialogOpening, EventLoadEventFired, EventNavigatedWithinDocument,
     GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams,
     NavigateToHistoryEntryParams, ReloadParams, StopLoadingParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::TargetId;
-use chromiumoxide::cdp::js_protocol::runtime::{AddBindingParams, EventBindingCalled};
-use futures::stream::{BoxStream, StreamExt};
+use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
+use futures::stream::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
@@ -45,6 +38,7 @@ mod loading;
 pub mod network;
 pub mod observation;
 pub mod prompts;
+mod pump;
 pub mod refs;
 pub mod session;
 pub mod snapshot;
@@ -320,7 +314,8 @@ impl Tab {
             tokio::spawn(async move {
                 while let Some((session, method, params)) = forwarded.recv().await {
                     let Some(tab) = weak.upgrade() else { break };
-                    if let Some(event) = RawEvent::from_frame_target(session, &method, params) {
+                    if let Some(event) = pump::RawEvent::from_frame_target(session, &method, params)
+                    {
                         tab.on_event(event);
                     }
                 }
@@ -386,413 +381,6 @@ impl Tab {
     /// The tab's refs: lookups, numbering, snapshots.
     pub fn refs(&self) -> PageRefs<'_> {
         PageRefs::new(&self.session, &self.observation)
-    }
-
-    async fn event_streams(&self) -> Result<Vec<BoxStream<'static, RawEvent>>> {
-        let p = &self.session;
-        Ok(vec![
-            p.event_listener::<EventRequestWillBeSent>()
-                .await?
-                .map(RawEvent::RequestStarted)
-                .boxed(),
-            p.event_listener::<EventLoadingFinished>()
-                .await?
-                .map(|e| RawEvent::RequestDone(e.request_id.inner().clone(), None))
-                .boxed(),
-            p.event_listener::<EventLoadingFailed>()
-                .await?
-                .map(RawEvent::RequestFailed)
-                .boxed(),
-            p.event_listener::<EventResponseReceived>()
-                .await?
-                .map(RawEvent::ResponseReceived)
-                .boxed(),
-            p.event_listener::<EventFrameRequestedNavigation>()
-                .await?
-                .map(RawEvent::Requested)
-                .boxed(),
-            p.event_listener::<EventFrameStartedLoading>()
-                .await?
-                .map(|e| RawEvent::StartedLoading(e.frame_id.inner().clone()))
-                .boxed(),
-            p.event_listener::<EventFrameStoppedLoading>()
-                .await?
-                .map(|e| RawEvent::StoppedLoading(e.frame_id.inner().clone()))
-                .boxed(),
-            p.event_listener::<EventFrameNavigated>()
-                .await?
-                .map(RawEvent::Navigated)
-                .boxed(),
-            p.event_listener::<EventNavigatedWithinDocument>()
-                .await?
-                .map(RawEvent::WithinDocument)
-                .boxed(),
-            p.event_listener::<EventDomContentEventFired>()
-                .await?
-                .map(|_| RawEvent::DomContentLoaded)
-                .boxed(),
-            p.event_listener::<EventLoadEventFired>()
-                .await?
-                .map(|_| RawEvent::Load)
-                .boxed(),
-            p.event_listener::<EventJavascriptDialogOpening>()
-                .await?
-                .map(RawEvent::DialogOpening)
-                .boxed(),
-            p.event_listener::<EventJavascriptDialogClosed>()
-                .await?
-                .map(|_| RawEvent::DialogClosed)
-                .boxed(),
-            p.event_listener::<EventFileChooserOpened>()
-                .await?
-                .map(|e| RawEvent::FileChooserOpened(e, None))
-                .boxed(),
-            p.event_listener::<EventBindingCalled>()
-                .await?
-                .map(|e| RawEvent::BindingCalled(e, None))
-                .boxed(),
-            p.event_listener::<chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused>()
-                .await?
-                .filter_map(|e| {
-                    let params = serde_json::to_value(&*e).unwrap_or_default();
-                    futures::future::ready(
-                        intercept::PausedRequest::from_params(&params, None)
-                            .map(RawEvent::RequestPaused),
-                    )
-                })
-                .boxed(),
-            p.event_listener::<EventWindowOpen>()
-                .await?
-                .map(RawEvent::WindowOpen)
-                .boxed(),
-            p.event_listener::<EventVirtualTimeBudgetExpired>()
-                .await?
-                .map(|_| RawEvent::BudgetExpired)
-                .boxed(),
-            p.event_listener::<chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed>()
-                .await?
-                .map(|_| RawEvent::Crashed)
-                .boxed(),
-        ])
-    }
-
-    fn on_event(&self, event: RawEvent) {
-        let mut state = self.state.lock().unwrap();
-        let main_frame = self.session.main_frame();
-        let is_main = |_: &TabState, frame: &str| main_frame.as_deref().is_none_or(|m| m == frame);
-        let signal = match event {
-            RawEvent::RequestStarted(e) => {
-                self.capture_request(&e);
-                let url = e.request.url.clone();
-                let document = e.loader_id.inner() == e.request_id.inner();
-                if document
-                    && e.frame_id
-                        .as_ref()
-                        .is_some_and(|f| is_main(&state, f.inner()))
-                {
-                    state
-                        .document_requests
-                        .insert(e.request_id.inner().clone(), url.clone());
-                }
-                Some(TabSignal::Wait(WaitSignal::RequestStarted(RequestInfo {
-                    id: e.request_id.inner().clone(),
-                    same_site: state.url.is_empty()
-                        || same_site(&url, &state.url)
-                        || same_site(&url, &e.document_url),
-                    url,
-                    resource_type: e
-                        .r#type
-                        .as_ref()
-                        .map(|t| t.as_ref().to_string())
-                        .unwrap_or_else(|| "Other".into()),
-                })))
-            }
-            RawEvent::RequestDone(id, session) => {
-                state.document_requests.remove(&id);
-                self.capture_finished(&id, session);
-                Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
-            }
-            RawEvent::RequestFailed(e) => {
-                let id = e.request_id.inner().clone();
-                self.network.ended(
-                    &id,
-                    CallEnd::Failed {
-                        error: e.error_text.clone(),
-                    },
-                );
-                // Aborted: replaced by another navigation, or a download.
-                if let Some(url) = state.document_requests.remove(&id)
-                    && e.error_text != "net::ERR_ABORTED"
-                {
-                    let _ = self
-                        .signals
-                        .send(TabSignal::Event(TabEvent::NavigationFailed(
-                            crate::events::NavigationFailed {
-                                tab_id: self.id.clone(),
-                                url,
-                                error: e.error_text.clone(),
-                            },
-                        )));
-                }
-                Some(TabSignal::Wait(WaitSignal::RequestFinished(id)))
-            }
-            RawEvent::ResponseReceived(e) => {
-                self.network.response_received(&e);
-                None
-            }
-            RawEvent::Requested(e) => {
-                if is_main(&state, e.frame_id.inner()) {
-                    state.pending_reason = Some(e.reason.as_ref().to_string());
-                }
-                None
-            }
-            RawEvent::StartedLoading(frame) => {
-                if is_main(&state, &frame) && state.main_loading.started() {
-                    Some(TabSignal::Wait(WaitSignal::NavigationStarted(
-                        state.url.clone(),
-                    )))
-                } else {
-                    None
-                }
-            }
-            RawEvent::StoppedLoading(frame) => {
-                if is_main(&state, &frame) {
-                    // A same-document navigation read before its start.
-                    if state.main_loading.stopped() {
-                        let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
-                    }
-                    Some(TabSignal::LoadingStopped)
-                } else {
-                    None
-                }
-            }
-            RawEvent::Navigated(e) => {
-                let main = e.frame.parent_id.is_none();
-                self.observation.navigated(e.frame.id.inner(), main);
-                if main {
-                    state.child_frames.clear();
-                } else {
-                    state.child_frames.insert(e.frame.id.inner().clone());
-                }
-                if e.frame.parent_id.is_none() {
-                    self.session.set_main_frame(e.frame.id.inner().clone());
-                    // An error page stands for the URL that failed.
-                    let error_page = e.frame.unreachable_url.is_some();
-                    let url = match &e.frame.unreachable_url {
-                        Some(failed) => failed.clone(),
-                        None => format!(
-                            "{}{}",
-                            e.frame.url,
-                            e.frame.url_fragment.clone().unwrap_or_default()
-                        ),
-                    };
-                    let first_document = state.url.is_empty() || state.url == "about:blank";
-                    state.main_loading.committed();
-                    state.loaded_since_commit = false;
-                    state.leaving_to = None;
-                    state.commits += 1;
-                    if first_document {
-                        // A new tab's first page is no news to anyone.
-                        state.commits_seen = state.commits;
-                    }
-                    state.url = url.clone();
-                    self.frames.page_replaced();
-                    self.prompts.page_replaced();
-                    let reason = state.pending_reason.take();
-                    // A navigation while no action runs (one a dialog's
-                    // answer let go, a frozen page's meta refresh) goes in
-                    // the next action's envelope; a new tab's first page
-                    // is no news.
-                    if !error_page && !first_document && self.idle() {
-                        self.note(TabEvent::Navigation(crate::events::Navigation {
-                            tab_id: self.id.clone(),
-                            url: url.clone(),
-                            navigation_type: crate::action::navigation_type(
-                                reason.as_deref(),
-                                crate::action::NavigationHint::None,
-                            )
-                            .map(str::to_string),
-                        }));
-                    }
-                    let _ = self
-                        .signals
-                        .send(TabSignal::Wait(WaitSignal::NavigationCommitted(
-                            url.clone(),
-                        )));
-                    Some(TabSignal::Navigated {
-                        url,
-                        reason,
-                        error_page,
-                    })
-                } else {
-                    None
-                }
-            }
-            // `pushState`, `replaceState`, a fragment: the URL changes and
-            // nothing loads. Chromium wraps it in a start and a stop of
-            // loading, and no load event: the wait is told it is loaded
-            // (see `loading.rs`).
-            RawEvent::WithinDocument(e) => {
-                if is_main(&state, e.frame_id.inner()) {
-                    if state.main_loading.within_document() {
-                        let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
-                    }
-                    state.url = e.url.clone();
-                    state.pending_reason = None;
-                    Some(TabSignal::Navigated {
-                        url: e.url.clone(),
-                        reason: Some("sameDocument".into()),
-                        error_page: false,
-                    })
-                } else {
-                    None
-                }
-            }
-            RawEvent::DomContentLoaded => Some(TabSignal::Wait(WaitSignal::DomContentLoaded)),
-            RawEvent::Load => {
-                state.loaded_since_commit = true;
-                Some(TabSignal::Wait(WaitSignal::Load))
-            }
-            RawEvent::DialogOpening(e) => {
-                let dialog = PendingDialog {
-                    dialog_type: e.r#type.as_ref().to_string(),
-                    message: e.message.clone(),
-                    default_prompt: e.default_prompt.clone().unwrap_or_default(),
-                };
-                self.prompts.dialog_opened(dialog.clone());
-                let _ = self.signals.send(TabSignal::Wait(WaitSignal::DialogOpened));
-                Some(TabSignal::DialogOpened(dialog))
-            }
-            RawEvent::DialogClosed => {
-                self.prompts.dialog_close_seen();
-                None
-            }
-            RawEvent::Crashed => {
-                let cause = "the renderer crashed";
-                self.session.mark_failed(cause);
-                Some(TabSignal::Event(TabEvent::RendererCrashed(
-                    crate::events::TabFailure {
-                        tab_id: self.id.clone(),
-                        cause: cause.into(),
-                    },
-                )))
-            }
-            RawEvent::BudgetExpired => {
-                self.frames.set_budget_outstanding(false);
-                None
-            }
-            RawEvent::RequestPaused(paused) => {
-                if let Some(tab) = self.self_ref.upgrade() {
-                    tokio::spawn(async move { tab.answer_paused(paused).await });
-                }
-                None
-            }
-            RawEvent::WindowOpen(e) => {
-                state.last_window_open = Some((e.window_features.clone(), e.url.clone()));
-                None
-            }
-            RawEvent::FileChooserOpened(e, session) => {
-                let chooser = PendingFileChooser {
-                    id: short_id("fc"),
-                    backend_node_id: e.backend_node_id,
-                    chooser_type: match e.mode {
-                        FileChooserOpenedMode::SelectSingle => "open",
-                        FileChooserOpenedMode::SelectMultiple => "open_multiple",
-                    },
-                    session,
-                    accepts: Value::Null,
-                };
-                self.prompts.file_chooser_opened(chooser.clone());
-                // The accept list needs a round trip to the page.
-                if let Some(tab) = self.self_ref.upgrade() {
-                    tokio::spawn(async move { tab.announce_file_chooser(chooser).await });
-                }
-                Some(TabSignal::Announcing)
-            }
-            RawEvent::BindingCalled(e, session) if e.name == SELECT_BINDING => {
-                let payload: Value = serde_json::from_str(&e.payload).unwrap_or(Value::Null);
-                let options = payload
-                    .get("options")
-                    .cloned()
-                    .unwrap_or(Value::Array(vec![]));
-                let select = PendingSelect {
-                    id: short_id("sp"),
-                    token: payload
-                        .get("token")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_string(),
-                    multiple: payload
-                        .get("multiple")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                    option_count: options.as_array().map_or(0, Vec::len),
-                    realm: Realm {
-                        session: session.clone(),
-                        context: Some(*e.execution_context_id.inner()),
-                    },
-                };
-                self.prompts.select_opened(select.clone());
-                Some(TabSignal::Event(crate::events::TabEvent::SelectOpen(
-                    crate::events::SelectOpen {
-                        id: select.id.clone(),
-                        tab_id: self.id.clone(),
-                        multiple: select.multiple,
-                        options,
-                        pending: true,
-                    },
-                )))
-            }
-            RawEvent::BindingCalled(e, session) if e.name == PICKER_BINDING => {
-                let payload: Value = serde_json::from_str(&e.payload).unwrap_or(Value::Null);
-                let text = |k: &str| {
-                    payload
-                        .get(k)
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .chars()
-                        .take(200)
-                        .collect::<String>()
-                };
-                let input_type = text("type");
-                let color = input_type == "color";
-                let picker = PendingPicker {
-                    id: short_id(if color { "cp" } else { "dp" }),
-                    token: text("token"),
-                    input_type: input_type.clone(),
-                    realm: Realm {
-                        session: session.clone(),
-                        context: Some(*e.execution_context_id.inner()),
-                    },
-                };
-                self.prompts.picker_opened(picker.clone());
-                let event = if color {
-                    TabEvent::ColorPickerOpen(crate::events::ColorPickerOpen {
-                        id: picker.id,
-                        tab_id: self.id.clone(),
-                        value: text("value"),
-                        pending: true,
-                    })
-                } else {
-                    TabEvent::DatetimePickerOpen(crate::events::DatetimePickerOpen {
-                        id: picker.id,
-                        tab_id: self.id.clone(),
-                        input_type,
-                        value: text("value"),
-                        min: text("min"),
-                        max: text("max"),
-                        step: text("step"),
-                        pending: true,
-                    })
-                };
-                Some(TabSignal::Event(event))
-            }
-            RawEvent::BindingCalled(..) => None,
-        };
-        drop(state);
-        if let Some(signal) = signal {
-            let _ = self.signals.send(signal);
-        }
     }
 
     /// Waits (bounded) until the pump has handed on every event the page's
@@ -1701,35 +1289,6 @@ impl Tab {
     }
 }
 
-enum RawEvent {
-    Crashed,
-    RequestStarted(Arc<EventRequestWillBeSent>),
-    /// A request's id, and the frame target's session that saw it (`None`:
-    /// the page's), where its body is to be asked for.
-    RequestDone(String, Option<String>),
-    RequestFailed(Arc<EventLoadingFailed>),
-    /// Held by the Fetch domain for the interception rules.
-    RequestPaused(intercept::PausedRequest),
-    ResponseReceived(Arc<EventResponseReceived>),
-    Requested(Arc<EventFrameRequestedNavigation>),
-    StartedLoading(String),
-    StoppedLoading(String),
-    Navigated(Arc<EventFrameNavigated>),
-    WithinDocument(Arc<EventNavigatedWithinDocument>),
-    DomContentLoaded,
-    Load,
-    DialogOpening(Arc<EventJavascriptDialogOpening>),
-    DialogClosed,
-    /// A file chooser, and the frame target it opened in (`None`: the
-    /// page's session).
-    FileChooserOpened(Arc<EventFileChooserOpened>, Option<String>),
-    /// A page-side interceptor's call, and the frame target it came from
-    /// (`None`: the page's session).
-    BindingCalled(Arc<EventBindingCalled>, Option<String>),
-    WindowOpen(Arc<EventWindowOpen>),
-    BudgetExpired,
-}
-
 impl Tab {
     /// Evaluates `expression` where a page-side interceptor ran (`realm`):
     /// its frame's script context, on the page's session or on its frame
@@ -1783,40 +1342,6 @@ impl Tab {
     }
 }
 
-impl RawEvent {
-    /// A network event of an out-of-process frame, as the page's own would
-    /// come (`frame_targets.rs` forwards them as JSON).
-    fn from_frame_target(session: String, method: &str, params: Value) -> Option<RawEvent> {
-        Some(match method {
-            "Network.requestWillBeSent" => {
-                RawEvent::RequestStarted(Arc::new(serde_json::from_value(params).ok()?))
-            }
-            "Network.loadingFinished" => RawEvent::RequestDone(
-                params.get("requestId")?.as_str()?.to_string(),
-                Some(session),
-            ),
-            "Network.loadingFailed" => {
-                RawEvent::RequestFailed(Arc::new(serde_json::from_value(params).ok()?))
-            }
-            "Network.responseReceived" => {
-                RawEvent::ResponseReceived(Arc::new(serde_json::from_value(params).ok()?))
-            }
-            "Fetch.requestPaused" => RawEvent::RequestPaused(
-                intercept::PausedRequest::from_params(&params, Some(session))?,
-            ),
-            "Page.fileChooserOpened" => RawEvent::FileChooserOpened(
-                Arc::new(serde_json::from_value(params).ok()?),
-                Some(session),
-            ),
-            "Runtime.bindingCalled" => RawEvent::BindingCalled(
-                Arc::new(serde_json::from_value(params).ok()?),
-                Some(session),
-            ),
-            _ => return None,
-        })
-    }
-}
-
 /// A button's bit in the DOM's `buttons` mask.
 fn button_bit(button: MouseButton) -> i64 {
     match button {
@@ -1843,34 +1368,7 @@ pub fn short_id(prefix: &str) -> String {
 
 /// Page-side: keeps media elements muted while the tab is (see
 /// [`Tab::set_muted`]); called with `true` or `false`.
-const MUTE_JS: &str = r#"(muted) => {
-  const key = Symbol.for('wabp.muted');
-  if (!window[key]) {
-    const state = { on: false, ours: new WeakSet() };
-    Object.defineProperty(window, key, { value: state });
-    state.mute = (el) => {
-      if (state.on && el instanceof HTMLMediaElement && !el.muted) { el.muted = true; state.ours.add(el); }
-    };
-    const play = HTMLMediaElement.prototype.play;
-    HTMLMediaElement.prototype.play = function () { state.mute(this); return play.apply(this, arguments); };
-    addEventListener('play', (e) => state.mute(e.target), true);
-    addEventListener('volumechange', (e) => state.mute(e.target), true);
-    // Elements as they arrive, so they read as muted before they play.
-    new MutationObserver((records) => {
-      if (!state.on) return;
-      for (const r of records) for (const n of r.addedNodes) {
-        if (n instanceof HTMLMediaElement) state.mute(n);
-        else if (n.querySelectorAll) n.querySelectorAll('audio, video').forEach(state.mute);
-      }
-    }).observe(document, { childList: true, subtree: true });
-  }
-  const state = window[key];
-  state.on = muted;
-  for (const el of document.querySelectorAll('audio, video')) {
-    if (muted) state.mute(el);
-    else if (state.ours.has(el)) { el.muted = false; state.ours.delete(el); }
-  }
-}"#;
+const MUTE_JS: &str = include_str!("js/mute.js");
 
 /// The binding the page-side `<select>` interceptor calls.
 const SELECT_BINDING: &str = "__wabpSelectOpen";
@@ -1880,106 +1378,7 @@ const PICKER_BINDING: &str = "__wabpPickerOpen";
 /// Page-side: catches a `<select>` before its popup opens (mouse or keyboard),
 /// reports its options through the binding, and keeps the element for
 /// `__wabpSelect.apply`. Installed in every document.
-const SELECT_JS: &str = r#"(() => {
-  if (window.__wabpSelect) return;
-  const pending = new Map();
-  let seq = 0;
-  const open = (el) => {
-    const token = 's' + (++seq) + '_' + Math.random().toString(36).slice(2, 8);
-    pending.set(token, el);
-    const options = Array.from(el.options).map((o, i) => ({ index: i, label: o.label || o.text, selected: o.selected, disabled: o.disabled || !!(o.parentElement && o.parentElement.tagName === 'OPTGROUP' && o.parentElement.disabled) }));
-    try { window.__wabpSelectOpen(JSON.stringify({ token, multiple: el.multiple, options })); } catch (e) {}
-  };
-  // Only a select that pops its list up: a list box (multiple, or size
-  // above 1) is drawn in the page and takes its clicks and keys there.
-  const selectOf = (t) => {
-    const el = t instanceof HTMLSelectElement ? t : (t && t.closest ? t.closest('select') : null);
-    return el && !el.multiple && el.size <= 1 ? el : null;
-  };
-  addEventListener('mousedown', (e) => {
-    const el = selectOf(e.target);
-    if (!el || el.disabled || e.button !== 0) return;
-    e.preventDefault();
-    el.focus();
-    open(el);
-  }, true);
-  addEventListener('keydown', (e) => {
-    const el = selectOf(e.target);
-    if (!el || el.disabled) return;
-    if (e.key === ' ' || e.key === 'Enter' || e.key === 'F4' || (e.altKey && (e.key === 'ArrowDown' || e.key === 'ArrowUp'))) {
-      e.preventDefault();
-      open(el);
-    }
-  }, true);
-  Object.defineProperty(window, '__wabpSelect', { enumerable: false, value: {
-    apply(token, indices) {
-      const el = pending.get(token);
-      pending.delete(token);
-      if (!el || !el.isConnected) return { error: 'the <select> is no longer in the page' };
-      const off = indices.find((i) => { const o = el.options[i]; return o && (o.disabled || (o.parentElement && o.parentElement.tagName === 'OPTGROUP' && o.parentElement.disabled)); });
-      if (off !== undefined) { pending.set(token, el); return { refused: 'option ' + off + ' (' + JSON.stringify(el.options[off].label || el.options[off].text) + ') is disabled: a person could not choose it' }; }
-      Array.from(el.options).forEach((o, i) => { o.selected = indices.includes(i); });
-      el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
-      el.dispatchEvent(new Event('change', { bubbles: true }));
-      return { value: el.value };
-    },
-    cancel(token) { pending.delete(token); return {}; },
-  } });
-  // Native date/time and colour pickers: asked for by a click on the
-  // input's indicator (its right end; anywhere on a colour input), by
-  // Alt+Down or F4, or by showPicker(). Intercepted, never opened: a native
-  // picker is a popup the frame driver can't draw past.
-  const TYPES = new Set(['date', 'time', 'datetime-local', 'month', 'week', 'color']);
-  const INDICATOR_PX = 28;
-  const pickers = new Map();
-  const pickerOf = (t) => t instanceof HTMLInputElement && TYPES.has(t.type) && !t.disabled && !t.readOnly ? t : null;
-  const openPicker = (el) => {
-    for (const [t, e] of pickers) if (e === el) pickers.delete(t);
-    const token = 'p' + (++seq) + '_' + Math.random().toString(36).slice(2, 8);
-    pickers.set(token, el);
-    try { window.__wabpPickerOpen(JSON.stringify({ token, type: el.type, value: el.value, min: el.min, max: el.max, step: el.step })); } catch (e) {}
-  };
-  addEventListener('click', (e) => {
-    const el = pickerOf(e.target);
-    if (!el) return;
-    if (el.type !== 'color') {
-      const r = el.getBoundingClientRect();
-      if (e.detail === 0 || e.clientX < r.right - INDICATOR_PX) return;
-    }
-    e.preventDefault();
-    openPicker(el);
-  }, true);
-  addEventListener('keydown', (e) => {
-    const el = pickerOf(e.target);
-    if (!el || el.type === 'color') return;
-    if (e.key === 'F4' || (e.altKey && (e.key === 'ArrowDown' || e.key === 'ArrowUp'))) {
-      e.preventDefault();
-      openPicker(el);
-    }
-  }, true);
-  const inputShow = HTMLInputElement.prototype.showPicker;
-  if (inputShow) Object.defineProperty(HTMLInputElement.prototype, 'showPicker', { configurable: true, writable: true, value: function showPicker() {
-    if (TYPES.has(this.type)) { if (!this.disabled && !this.readOnly) openPicker(this); return; }
-    return inputShow.call(this);
-  } });
-  if (HTMLSelectElement.prototype.showPicker) Object.defineProperty(HTMLSelectElement.prototype, 'showPicker', { configurable: true, writable: true, value: function showPicker() {
-    if (!this.disabled) open(this);
-  } });
-  Object.defineProperty(window, '__wabpPicker', { enumerable: false, value: {
-    apply(token, value) {
-      const el = pickers.get(token);
-      if (!el || !el.isConnected) { pickers.delete(token); return { error: 'the input is no longer in the page' }; }
-      const before = el.value;
-      el.value = value;
-      if (value !== '' && el.value === '') { el.value = before; return { invalid: true }; }
-      pickers.delete(token);
-      el.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
-      el.dispatchEvent(new Event('change', { bubbles: true }));
-      return { value: el.value };
-    },
-    cancel(token) { pickers.delete(token); return {}; },
-  } });
-})()"#;
+const SELECT_JS: &str = include_str!("js/prompts.js");
 
 /// ABP's `accepts` list from an `accept` attribute: extensions grouped,
 /// each MIME pattern on its own.

@@ -83,148 +83,22 @@ const REGISTER_FN: &str = concat!(
 /// never lands beside its target. An input with no usable box of its own
 /// (hidden, zero-sized, or a 1 px "visually hidden" custom checkbox) is
 /// reached through a visible `<label>` of its, as a user clicks it.
-const LOCATE_FN: &str = r#"function() {
-  if (!this.isConnected) return { state: 'stale' };
-  const tag = this.tagName.toLowerCase();
-  const shown = (el) => {
-    const r = el.getBoundingClientRect();
-    const s = getComputedStyle(el);
-    return !(r.width <= 0 || r.height <= 0 || s.visibility === 'hidden' || s.display === 'none');
-  };
-  const unusable = (el) => {
-    if (!shown(el)) return true;
-    const r = el.getBoundingClientRect();
-    return r.width < 2 || r.height < 2;
-  };
-  // An option of a select that pops up has no box until the select opens.
-  const owner = this.tagName === 'OPTION' && this.closest('select');
-  if (owner && !owner.multiple && owner.size <= 1) return { state: 'closed_option', tag, index: this.index };
-  let el = this;
-  let via = null;
-  if (this.labels && this.labels.length && unusable(this)) {
-    const label = Array.from(this.labels).find(l => shown(l) && !unusable(l));
-    if (label) { el = label; via = 'label'; }
-  }
-  if (!shown(el)) return { state: 'hidden', tag };
-  let r = el.getBoundingClientRect();
-  const inside = r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
-  if (!inside) {
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    r = el.getBoundingClientRect();
-  }
-  const clip = (b) => {
-    const left = Math.max(b.left, 0), top = Math.max(b.top, 0);
-    const right = Math.min(b.right, innerWidth), bottom = Math.min(b.bottom, innerHeight);
-    return (right - left >= 1 && bottom - top >= 1) ? [(left + right) / 2, (top + bottom) / 2] : null;
-  };
-  const points = Array.from(el.getClientRects()).map(clip).filter(Boolean);
-  const whole = clip(r);
-  if (whole) points.push(whole);
-  if (!points.length) return { state: 'outside', tag };
-  const root = el.getRootNode();
-  const hitAt = ([x, y]) => (root && root.elementFromPoint ? root : document).elementFromPoint(x, y);
-  const lands = (hit) => hit && (hit === this || this.contains(hit) || hit === el || el.contains(hit)
-    || (hit.control && hit.control === this)
-    || (this.labels && Array.from(this.labels).some(l => l === hit || l.contains(hit)))
-    // A label that lets clicks through reaches its own control.
-    || (this.control && (hit === this.control || this.control.contains(hit)))
-    // An input drawn by its wrapper (a slider's thumb, a switch's track):
-    // a click on the wrapper there is the click a person makes.
-    || (this.tagName === 'INPUT' && hit.contains(this) && hit !== document.body && hit !== document.documentElement));
-  let point = null, first = null;
-  for (const p of points.slice(0, 16)) {
-    const hit = hitAt(p);
-    if (first === null) first = hit;
-    if (lands(hit)) { point = p; break; }
-  }
-  const describe = (e) => e ? e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\s+/).join('.') : '') : 'nothing';
-  const text = String(this.innerText || this.value || this.getAttribute('aria-label') || (via ? el.innerText : '') || '').trim().slice(0, 200);
-  const [x, y] = point || points[0];
-  return { state: point ? 'ok' : 'covered', covering: point ? null : describe(first), x, y, via,
-    rect: { x: r.x, y: r.y, width: r.width, height: r.height }, tag, text,
-    in_viewport: true };
-}"#;
+const LOCATE_FN: &str = include_str!("js/locate.js");
 
 /// Focus, then select everything or put the caret at the end.
-const FOCUS_FN: &str = r#"function(selectAll) {
-  if (!this.isConnected) return { state: 'stale' };
-  const tag = this.tagName.toLowerCase();
-  const textInput = tag === 'textarea' || (tag === 'input' && !/^(checkbox|radio|button|submit|reset|image|file|color|range|hidden)$/i.test(this.type));
-  const editable = textInput || this.isContentEditable;
-  if (selectAll && !editable) return { state: 'not_editable', tag, type: this.type || null };
-  if ((this.disabled || this.readOnly) && editable) return { state: 'disabled', tag };
-  this.focus();
-  const active = this.getRootNode().activeElement;
-  if (active !== this && !this.contains(active)) return { state: 'not_focusable', tag };
-  if (textInput) {
-    if (selectAll) this.select();
-    else { try { const n = this.value.length; this.setSelectionRange(n, n); } catch (e) {} }
-  } else if (this.isContentEditable) {
-    const range = document.createRange();
-    range.selectNodeContents(this);
-    if (!selectAll) range.collapse(false);
-    const sel = getSelection();
-    sel.removeAllRanges();
-    sel.addRange(range);
-  }
-  const r = this.getBoundingClientRect();
-  return { state: 'ok', rect: { x: r.x, y: r.y, width: r.width, height: r.height }, tag,
-    text: String(this.value || this.innerText || '').slice(0, 200) };
-}"#;
+const FOCUS_FN: &str = include_str!("js/focus.js");
 
 /// Sets the value of an input that takes no typing, as a picker would. The
 /// prototype's setter, not the element's own `value`: a framework that
 /// tracks the value on the element (React) would see no change otherwise.
-const SET_VALUE_FN: &str = r#"function(value) {
-  if (!this.isConnected) return { state: 'stale' };
-  const tag = this.tagName.toLowerCase();
-  const formats = { date: 'yyyy-mm-dd', time: 'hh:mm, hh:mm:ss or hh:mm:ss.sss',
-    'datetime-local': 'yyyy-mm-ddThh:mm', month: 'yyyy-mm', week: 'yyyy-Www',
-    color: '#rrggbb', range: 'a number', number: 'a number (such as 12, -3.5 or 1e3)' };
-  const type = tag === 'input' ? String(this.type).toLowerCase() : '';
-  if (!(type in formats)) return { state: 'text', tag };
-  if (this.disabled || this.readOnly) return { state: 'disabled', tag };
-  const wanted = type === 'color' ? value.trim().toLowerCase() : value.trim();
-  const malformed = { state: 'malformed', tag, type, format: formats[type] };
-  if (type === 'range' && (wanted === '' || !Number.isFinite(Number(wanted)))) return malformed;
-  // Checked before the page sees anything: a refused value changes nothing.
-  if (type === 'number' && wanted !== '' && !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(wanted)) return malformed;
-  if (type === 'color' && !/^#[0-9a-f]{6}$/.test(wanted)) return malformed;
-  this.focus();
-  const setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
-  setter.call(this, wanted);
-  if (wanted !== '' && this.value === '') return malformed;
-  this.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
-  this.dispatchEvent(new Event('change', { bubbles: true }));
-  return { state: 'ok', tag, value: this.value };
-}"#;
+const SET_VALUE_FN: &str = include_str!("js/set_value.js");
 
 /// An element's value, or the text of an editable one.
-const VALUE_OF_FN: &str = r#"function() {
-  if (!this.isConnected) return { state: 'stale' };
-  const tag = this.tagName.toLowerCase();
-  if (tag === 'input' || tag === 'textarea' || tag === 'select') return { state: 'ok', tag, value: String(this.value) };
-  if (this.isContentEditable) return { state: 'ok', tag, value: this.innerText };
-  return { state: 'ok', tag, value: null };
-}"#;
+const VALUE_OF_FN: &str = include_str!("js/value_of.js");
 
 /// First match of a selector, searching open shadow roots when the document
 /// itself has none.
-const SELECT_FN: &str = r#"function(sel) {
-  let found;
-  try { found = document.querySelector(sel); } catch (e) { return { error: 'invalid selector ' + JSON.stringify(sel) + ': ' + e.message }; }
-  if (found) return found;
-  const walk = (root) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (el.shadowRoot) {
-        const hit = el.shadowRoot.querySelector(sel) || walk(el.shadowRoot);
-        if (hit) return hit;
-      }
-    }
-    return null;
-  };
-  return walk(document);
-}"#;
+const SELECT_FN: &str = include_str!("js/query.js");
 
 /// The refs of one tab, over the two components they need: the page
 /// session (to reach the page) and the observation (the ref table).
