@@ -396,3 +396,25 @@ fn sortable_and_html5_lists_take_drags() {
         assert_ne!(order[0], "one", "the first item moved: {order}");
     });
 }
+
+/// A MUI date picker on a desktop: its calendar opens from its button (the
+/// snapshot offers it, named like a picker), its days (buttons with the
+/// role gridcell) have refs, and a click on one sets the date.
+#[test]
+fn a_mui_date_picker_is_driven_through_its_calendar() {
+    let (h, _g) = shared();
+    block_on(async {
+        let tab = kit(h, "react-mui").await;
+        let shown = snapshot(h, &tab).await;
+        let open = ref_on_line(&shown, &["button", "Choose date"]);
+        ok(h, &tab, "click", json!({ "ref": open })).await;
+        let shown = snapshot(h, &tab).await;
+        let day = ref_on_line(&shown, &["gridcell \"20\""]);
+        ok(h, &tab, "click", json!({ "ref": day })).await;
+        let date = app_state(h, &tab).await["startDate"].clone();
+        assert!(
+            date.as_str().is_some_and(|d| d.ends_with("-20")),
+            "the 20th was chosen: {date}\n{shown}"
+        );
+    });
+}

@@ -410,7 +410,9 @@ const walk = (parent, out, visible, nesting, depth) => {
     if (level) node.l = level;
     const states = statesOf(child, role);
     if (states.length) node.s = states;
-    if (every || INTERACTIVE.has(role)) node.e = ref(child);
+    // A native control takes clicks whatever role it plays (a calendar's
+    // day is a <button role=gridcell>).
+    if (every || INTERACTIVE.has(role) || NATIVE_CONTROLS.has(child.tagName)) node.e = ref(child);
     // A field's content is its value; an image's is its alternative text.
     const leaf = child.tagName === 'INPUT' || child.tagName === 'TEXTAREA' || child.tagName === 'IMG' || role === 'img' || role === 'progressbar' || role === 'meter';
     if (!leaf && contentShown(style)) {
