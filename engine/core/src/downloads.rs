@@ -2,7 +2,9 @@
 //! folder (named by its guid while in flight, renamed to its suggested file
 //! name when complete); this keeps their records for `/downloads`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -110,6 +112,258 @@ impl Download {
     }
 }
 
+/// The engine's downloads: the records (what began, how far it got, where
+/// it went), the folder each user's finished ones go to, and the resumes
+/// under way. It owns that state behind its own locks and never sees the
+/// engine: the browser-wide listener hands it what the browser reports and
+/// acts on what it answers (events for the tab, a download to stop).
+pub struct Downloads {
+    /// Where downloads land while in flight (named by their guid), and
+    /// where finished ones go unless their user chose a folder.
+    folder: PathBuf,
+    /// A download past this many bytes is stopped and marked failed.
+    max_bytes: u64,
+    records: Mutex<Vec<Download>>,
+    folders: Mutex<HashMap<Option<String>, PathBuf>>,
+    /// Downloads being started again, by (user, URL): the next download of
+    /// that URL takes over the record.
+    resuming: Mutex<HashMap<(Option<String>, String), String>>,
+}
+
+/// How the browser reports a download now.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reported {
+    InProgress,
+    /// Written in full, at `file_path` when the browser says where.
+    Completed {
+        file_path: Option<PathBuf>,
+    },
+    /// Cancelled, by the engine, the page or a network failure.
+    Canceled,
+}
+
+/// What a progress report leads to.
+#[derive(Debug, Default)]
+pub struct Progressed {
+    /// The tab the download came from, to tell.
+    pub tab_id: String,
+    pub events: Vec<TabEvent>,
+    /// Past the size limit: to be stopped in the browser and its partial
+    /// file removed.
+    pub too_large: Option<TooLarge>,
+}
+
+#[derive(Debug)]
+pub struct TooLarge {
+    pub guid: String,
+    pub partial: PathBuf,
+    pub user_id: Option<String>,
+}
+
+impl Downloads {
+    pub fn new(folder: PathBuf, max_bytes: u64) -> Downloads {
+        Downloads {
+            folder,
+            max_bytes,
+            records: Mutex::new(Vec::new()),
+            folders: Mutex::new(HashMap::new()),
+            resuming: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Where downloads land while in flight.
+    pub fn folder(&self) -> &Path {
+        &self.folder
+    }
+
+    /// A download began in `tab_id` (owned by `user_id`): a new record, or
+    /// the record of the download being resumed from that URL.
+    pub fn began(
+        &self,
+        guid: &str,
+        url: &str,
+        suggested_name: &str,
+        tab_id: String,
+        user_id: Option<String>,
+    ) {
+        let filename = safe_file_name(suggested_name);
+        let path = self.folder.join(guid).display().to_string();
+        let resumed = self
+            .resuming
+            .lock()
+            .unwrap()
+            .remove(&(user_id.clone(), url.to_string()));
+        let mut records = self.records.lock().unwrap();
+        if let Some(d) = resumed.and_then(|id| records.iter_mut().find(|d| d.id == id)) {
+            d.guid = guid.to_string();
+            d.state = DownloadState::InProgress;
+            d.path = path;
+            d.bytes_received = 0;
+            d.total_bytes = 0;
+            d.end_time = None;
+            d.error = None;
+            d.announced = false;
+            return;
+        }
+        records.push(Download {
+            id: crate::tab::short_id("dl"),
+            guid: guid.to_string(),
+            tab_id,
+            user_id,
+            url: url.to_string(),
+            mime_type: mime_from_name(&filename).into(),
+            path,
+            filename,
+            state: DownloadState::InProgress,
+            bytes_received: 0,
+            total_bytes: 0,
+            start_time: crate::clock::now_ms(),
+            end_time: None,
+            announced: false,
+            error: None,
+        });
+    }
+
+    /// A progress report of the download `guid`: its record follows, a
+    /// finished file goes to its user's folder; `None` for a download this
+    /// engine has no record of.
+    pub fn progressed(
+        &self,
+        guid: &str,
+        received: f64,
+        total: f64,
+        reported: Reported,
+    ) -> Option<Progressed> {
+        let mut records = self.records.lock().unwrap();
+        let d = records.iter_mut().find(|d| d.guid == guid)?;
+        let mut out = Progressed {
+            tab_id: d.tab_id.clone(),
+            ..Progressed::default()
+        };
+        d.bytes_received = received.max(0.0) as u64;
+        d.total_bytes = total.max(0.0) as u64;
+        if d.state == DownloadState::InProgress
+            && reported == Reported::InProgress
+            && d.bytes_received.max(d.total_bytes) > self.max_bytes
+        {
+            d.state = DownloadState::Failed;
+            d.end_time = Some(crate::clock::now_ms());
+            d.error = Some(format!(
+                "larger than the {} MB download limit (--max-download-mb)",
+                self.max_bytes / (1024 * 1024)
+            ));
+            out.too_large = Some(TooLarge {
+                guid: d.guid.clone(),
+                partial: PathBuf::from(&d.path),
+                user_id: d.user_id.clone(),
+            });
+        }
+        if !d.announced {
+            d.announced = true;
+            out.events.push(d.started_event());
+        }
+        match reported {
+            Reported::InProgress => {}
+            Reported::Completed { file_path } => {
+                d.state = DownloadState::Completed;
+                d.end_time = Some(crate::clock::now_ms());
+                let in_flight = file_path.unwrap_or_else(|| self.folder.join(&d.guid));
+                let done = unique_path(&self.folder_of(d.user_id.as_deref()), &d.filename);
+                // A folder on another file system takes a copy.
+                let moved = std::fs::rename(&in_flight, &done).or_else(|_| {
+                    std::fs::copy(&in_flight, &done).and_then(|_| std::fs::remove_file(&in_flight))
+                });
+                match moved {
+                    Ok(()) => d.path = done.display().to_string(),
+                    Err(err) => {
+                        tracing::warn!(download = %d.id, "could not rename the download: {err}");
+                        d.path = in_flight.display().to_string();
+                    }
+                }
+                out.events.push(d.completed_event());
+            }
+            Reported::Canceled => {
+                if d.state == DownloadState::InProgress {
+                    // Cancelled by us or the page ends as cancelled; the
+                    // browser reports a network failure the same way.
+                    d.state = if d.bytes_received < d.total_bytes || d.total_bytes == 0 {
+                        DownloadState::Cancelled
+                    } else {
+                        DownloadState::Failed
+                    };
+                }
+                d.end_time = Some(crate::clock::now_ms());
+            }
+        }
+        Some(out)
+    }
+
+    /// The downloads `caller` may see, newest first.
+    pub fn list(
+        &self,
+        state: Option<DownloadState>,
+        limit: usize,
+        caller: &crate::caller::Caller,
+    ) -> Vec<Download> {
+        self.records
+            .lock()
+            .unwrap()
+            .iter()
+            .rev()
+            .filter(|d| caller.owns(d.user_id.as_deref()))
+            .filter(|d| state.is_none_or(|s| d.state == s))
+            .take(limit)
+            .cloned()
+            .collect()
+    }
+
+    /// One download `caller` may see.
+    pub fn get(&self, caller: &crate::caller::Caller, id: &str) -> Option<Download> {
+        self.records
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|d| d.id == id && caller.owns(d.user_id.as_deref()))
+            .cloned()
+    }
+
+    /// The download `id` was cancelled in the browser.
+    pub fn cancelled(&self, id: &str) {
+        if let Some(d) = self.records.lock().unwrap().iter_mut().find(|d| d.id == id) {
+            d.state = DownloadState::Cancelled;
+            d.end_time = Some(crate::clock::now_ms());
+        }
+    }
+
+    /// Where `user`'s finished downloads go.
+    pub fn folder_of(&self, user: Option<&str>) -> PathBuf {
+        self.folders
+            .lock()
+            .unwrap()
+            .get(&user.map(str::to_string))
+            .cloned()
+            .unwrap_or_else(|| self.folder.clone())
+    }
+
+    /// `user`'s finished downloads go to `folder` from now on.
+    pub fn set_folder_of(&self, user: Option<String>, folder: PathBuf) {
+        self.folders.lock().unwrap().insert(user, folder);
+    }
+
+    /// The next download of `url` for `user` is `id` started again.
+    pub fn expect_resume(&self, user: Option<String>, url: String, id: &str) {
+        self.resuming
+            .lock()
+            .unwrap()
+            .insert((user, url), id.to_string());
+    }
+
+    /// `id` is not being started again after all.
+    pub fn forget_resume(&self, id: &str) {
+        self.resuming.lock().unwrap().retain(|_, v| v != id);
+    }
+}
+
 /// A MIME type from the file name, for the events (the browser's download
 /// events don't carry one).
 pub fn mime_from_name(name: &str) -> &'static str {
@@ -180,6 +434,110 @@ pub fn unique_path(dir: &Path, name: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::caller::Caller;
+
+    fn temp_folder(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("wabp-downloads-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_download_is_recorded_announced_and_filed_in_its_user_s_folder() {
+        let folder = temp_folder("filed");
+        let downloads = Downloads::new(folder.clone(), 1 << 20);
+        let alice = Caller::user("alice").unwrap();
+        downloads.began(
+            "g1",
+            "http://a.test/r.pdf",
+            "r.pdf",
+            "tab_1".into(),
+            Some("alice".into()),
+        );
+        // Another user does not see it.
+        assert!(
+            downloads
+                .list(None, 10, &Caller::user("bob").unwrap())
+                .is_empty()
+        );
+        let first = downloads
+            .progressed("g1", 10.0, 100.0, Reported::InProgress)
+            .unwrap();
+        assert_eq!(first.tab_id, "tab_1");
+        assert!(matches!(first.events[..], [TabEvent::DownloadStarted(_)]));
+        let again = downloads
+            .progressed("g1", 50.0, 100.0, Reported::InProgress)
+            .unwrap();
+        assert!(again.events.is_empty(), "announced once");
+        let chosen = temp_folder("chosen");
+        downloads.set_folder_of(Some("alice".into()), chosen.clone());
+        std::fs::write(folder.join("g1"), b"pdf").unwrap();
+        let done = downloads
+            .progressed("g1", 100.0, 100.0, Reported::Completed { file_path: None })
+            .unwrap();
+        assert!(matches!(done.events[..], [TabEvent::DownloadCompleted(_)]));
+        let record = &downloads.list(None, 10, &alice)[0];
+        assert_eq!(record.state, DownloadState::Completed);
+        assert_eq!(record.path, chosen.join("r.pdf").display().to_string());
+        assert_eq!(std::fs::read(chosen.join("r.pdf")).unwrap(), b"pdf");
+        assert!(
+            downloads
+                .progressed("unknown", 1.0, 1.0, Reported::InProgress)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_download_past_the_limit_fails_and_is_to_be_stopped() {
+        let downloads = Downloads::new(temp_folder("limit"), 1000);
+        downloads.began("g2", "http://a.test/big", "big", "tab_1".into(), None);
+        let progressed = downloads
+            .progressed("g2", 2000.0, 0.0, Reported::InProgress)
+            .unwrap();
+        let stop = progressed.too_large.expect("to be stopped");
+        assert_eq!(stop.guid, "g2");
+        let record = &downloads.list(None, 10, &Caller::anonymous())[0];
+        assert_eq!(record.state, DownloadState::Failed);
+        assert!(record.error.as_deref().unwrap().contains("download limit"));
+        // The browser's cancel that follows leaves it failed.
+        downloads
+            .progressed("g2", 2000.0, 0.0, Reported::Canceled)
+            .unwrap();
+        assert_eq!(
+            downloads.list(None, 10, &Caller::anonymous())[0].state,
+            DownloadState::Failed
+        );
+    }
+
+    #[test]
+    fn a_resumed_download_takes_over_its_record() {
+        let downloads = Downloads::new(temp_folder("resume"), 1 << 20);
+        downloads.began("g3", "http://a.test/f", "f", "tab_1".into(), None);
+        downloads
+            .progressed("g3", 5.0, 10.0, Reported::Canceled)
+            .unwrap();
+        let id = downloads.list(None, 10, &Caller::anonymous())[0].id.clone();
+        assert_eq!(
+            downloads.get(&Caller::anonymous(), &id).unwrap().state,
+            DownloadState::Cancelled
+        );
+        downloads.expect_resume(None, "http://a.test/f".into(), &id);
+        downloads.began("g4", "http://a.test/f", "f", "tab_1".into(), None);
+        let all = downloads.list(None, 10, &Caller::anonymous());
+        assert_eq!(all.len(), 1, "one record, taken over");
+        assert_eq!(
+            (all[0].id.as_str(), all[0].guid.as_str()),
+            (id.as_str(), "g4")
+        );
+        assert_eq!(all[0].state, DownloadState::InProgress);
+        // A resume given up leaves the next download of the URL a new one.
+        downloads.expect_resume(None, "http://a.test/f".into(), &id);
+        downloads.forget_resume(&id);
+        downloads.began("g5", "http://a.test/f", "f", "tab_1".into(), None);
+        assert_eq!(downloads.list(None, 10, &Caller::anonymous()).len(), 2);
+    }
 
     #[test]
     fn file_names_stay_in_the_folder() {

@@ -1,5 +1,6 @@
-//! The caller's downloads: listing, one, waiting, cancelling, where they
-//! go. (Recording them is the browser-wide listener's, in `mod.rs`.)
+//! The caller's downloads, as the engine serves them: listing, one,
+//! waiting, cancelling in the browser, resuming from the tab, where they
+//! go. The records themselves are `crate::downloads::Downloads`'s.
 
 use super::*;
 
@@ -12,32 +13,17 @@ impl Engine {
         limit: usize,
         caller: &Caller,
     ) -> Vec<Download> {
-        self.downloads
-            .lock()
-            .unwrap()
-            .iter()
-            .rev()
-            .filter(|d| caller.owns(d.user_id.as_deref()))
-            .filter(|d| state.is_none_or(|s| d.state == s))
-            .take(limit)
-            .cloned()
-            .collect()
+        self.downloads.list(state, limit, caller)
     }
 
     /// One of `user`'s downloads; another user's is not found.
     pub fn download(&self, caller: &Caller, id: &str) -> Result<Download> {
-        self.downloads
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|d| d.id == id && caller.owns(d.user_id.as_deref()))
-            .cloned()
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorCode::DownloadNotFound,
-                    format!("download {id} not found"),
-                )
-            })
+        self.downloads.get(caller, id).ok_or_else(|| {
+            Error::new(
+                ErrorCode::DownloadNotFound,
+                format!("download {id} not found"),
+            )
+        })
     }
 
     pub async fn cancel_download(&self, caller: &Caller, id: &str) -> Result<super::answers::Done> {
@@ -53,16 +39,7 @@ impl Engine {
         }
         self.cancel_in_browser(&download.guid, download.user_id.as_deref())
             .await?;
-        if let Some(d) = self
-            .downloads
-            .lock()
-            .unwrap()
-            .iter_mut()
-            .find(|d| d.id == id)
-        {
-            d.state = DownloadState::Cancelled;
-            d.end_time = Some(now_ms());
-        }
+        self.downloads.cancelled(id);
         Ok(super::answers::Done {
             message: Some("Download cancelled".into()),
             ..super::answers::Done::ok()
@@ -82,16 +59,6 @@ impl Engine {
             .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
         browser.browser.execute(params).await?;
         Ok(())
-    }
-
-    /// Where `user`'s finished downloads go.
-    pub(crate) fn download_dir_of(&self, user: Option<&str>) -> PathBuf {
-        self.download_dirs
-            .lock()
-            .unwrap()
-            .get(&user.map(str::to_string))
-            .cloned()
-            .unwrap_or_else(|| self.downloads_dir())
     }
 
     /// Sends the caller's finished downloads to `path` (created if missing).
@@ -122,10 +89,8 @@ impl Engine {
                 ));
             }
         }
-        self.download_dirs
-            .lock()
-            .unwrap()
-            .insert(caller.user_id().map(str::to_string), canonical.clone());
+        self.downloads
+            .set_folder_of(caller.user_id().map(str::to_string), canonical.clone());
         Ok(canonical)
     }
 
@@ -176,10 +141,8 @@ impl Engine {
                 "the tab download {id} came from is closed: open its URL again instead"
             ))
         })?;
-        self.resuming.lock().unwrap().insert(
-            (download.user_id.clone(), download.url.clone()),
-            id.to_string(),
-        );
+        self.downloads
+            .expect_resume(download.user_id.clone(), download.url.clone(), id);
         let url = serde_json::to_string(&download.url).unwrap_or_default();
         // The browser downloads it as it did the first time: a link to it,
         // followed with the page's cookies and origin.
@@ -190,7 +153,7 @@ impl Engine {
             ))
             .await;
         if let Err(e) = started {
-            self.resuming.lock().unwrap().retain(|_, v| v != id);
+            self.downloads.forget_resume(id);
             return Err(e);
         }
         let restarted = tokio::time::timeout(std::time::Duration::from_secs(5), async {
@@ -207,7 +170,7 @@ impl Engine {
         match restarted {
             Ok(download) => Ok(download.detail()),
             Err(_) => {
-                self.resuming.lock().unwrap().retain(|_, v| v != id);
+                self.downloads.forget_resume(id);
                 Err(Error::new(
                     ErrorCode::DownloadFailed,
                     format!("download {id} did not start again within 5 s"),

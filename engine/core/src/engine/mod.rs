@@ -47,7 +47,7 @@ use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
 use crate::caller::Caller;
 use crate::capture::{CaptureOptions, Screenshot};
 use crate::clock::now_ms;
-use crate::downloads::{Download, DownloadState, mime_from_name, safe_file_name, unique_path};
+use crate::downloads::{Download, DownloadState};
 use crate::error::{Error, ErrorCode, Result};
 use crate::events::TabSignal;
 use crate::events::{self, TabEvent};
@@ -250,7 +250,8 @@ pub struct Engine {
     pub registry: Arc<dyn PluginRegistry>,
     /// The browser granted begin-frame control (headless-shell, launched here).
     begin_frame_control: std::sync::atomic::AtomicBool,
-    downloads: StdMutex<Vec<Download>>,
+    /// The downloads' records, folders and resumes (`downloads.rs`).
+    downloads: crate::downloads::Downloads,
     /// Tabs thawed for human input mode, refrozen when the agent is back.
     thawed_for_human: StdMutex<Vec<String>>,
     browser_events: StdMutex<Option<tokio::task::JoinHandle<()>>>,
@@ -276,14 +277,8 @@ pub struct Engine {
     /// Each user's active tab (keyed by user id: `None` for requests without one).
     active_tabs: StdMutex<std::collections::HashMap<Option<String>, String>>,
     input_mode: StdMutex<InputMode>,
-    /// Downloads being started again (`resume_download`), by (user, URL):
-    /// the next download of that URL takes over the record.
-    resuming: StdMutex<std::collections::HashMap<(Option<String>, String), String>>,
     /// Every user's interception rules, shared with the tabs.
     interception: Arc<crate::intercept::Interception>,
-    /// Where each user's finished downloads go (`POST /downloads/configure`),
-    /// by user id; the session's `downloads/` otherwise.
-    download_dirs: StdMutex<std::collections::HashMap<Option<String>, PathBuf>>,
     /// Files each user's file choosers get as they open
     /// (`POST /file-chooser/configure`), by user id.
     chooser_defaults: StdMutex<std::collections::HashMap<Option<String>, Vec<String>>>,
@@ -291,6 +286,10 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: EngineConfig, registry: Arc<dyn PluginRegistry>) -> Arc<Engine> {
+        let downloads = crate::downloads::Downloads::new(
+            config.session_dir.join("downloads"),
+            config.max_download_bytes,
+        );
         Arc::new(Engine {
             launch: RwLock::new(config.browser.clone()),
             background: Default::default(),
@@ -298,7 +297,7 @@ impl Engine {
             interception: Arc::new(crate::intercept::Interception::new(registry.clone())),
             registry,
             begin_frame_control: Default::default(),
-            downloads: StdMutex::new(Vec::new()),
+            downloads,
             thawed_for_human: StdMutex::new(Vec::new()),
             browser_events: StdMutex::new(None),
             action_log: RwLock::new(None),
@@ -314,8 +313,6 @@ impl Engine {
             first_loads: Default::default(),
             active_tabs: StdMutex::new(Default::default()),
             chooser_defaults: StdMutex::new(Default::default()),
-            download_dirs: StdMutex::new(Default::default()),
-            resuming: StdMutex::new(Default::default()),
             input_mode: StdMutex::new(InputMode::Agent),
         })
     }
@@ -586,7 +583,7 @@ impl Engine {
     }
 
     pub fn downloads_dir(&self) -> PathBuf {
-        self.config.session_dir.join("downloads")
+        self.downloads.folder().to_path_buf()
     }
 
     /// The session's own upload folder.
@@ -1098,6 +1095,7 @@ impl Engine {
             .cloned()
     }
 
+    /// A download began: recorded under the tab (and user) of its frame.
     fn on_download_begin(&self, e: &EventDownloadWillBegin) {
         let tab = self.tab_for_frame(e.frame_id.inner());
         let tab_id = tab.as_ref().map(|t| t.id.clone()).unwrap_or_default();
@@ -1106,124 +1104,36 @@ impl Engine {
             Some(tab) => tab.owner(),
             None => Some(crate::caller::NOBODY.to_string()),
         };
-        let filename = safe_file_name(&e.suggested_filename);
-        let resumed = self
-            .resuming
-            .lock()
-            .unwrap()
-            .remove(&(user_id.clone(), e.url.clone()));
-        if let Some(id) = resumed {
-            let mut downloads = self.downloads.lock().unwrap();
-            if let Some(d) = downloads.iter_mut().find(|d| d.id == id) {
-                d.guid = e.guid.clone();
-                d.state = DownloadState::InProgress;
-                d.path = self.downloads_dir().join(&e.guid).display().to_string();
-                d.bytes_received = 0;
-                d.total_bytes = 0;
-                d.end_time = None;
-                d.error = None;
-                d.announced = false;
-                return;
-            }
-        }
-        let download = Download {
-            id: short_id("dl"),
-            guid: e.guid.clone(),
-            tab_id,
-            user_id,
-            url: e.url.clone(),
-            mime_type: mime_from_name(&filename).into(),
-            path: self.downloads_dir().join(&e.guid).display().to_string(),
-            filename,
-            state: DownloadState::InProgress,
-            bytes_received: 0,
-            total_bytes: 0,
-            start_time: now_ms(),
-            end_time: None,
-            announced: false,
-            error: None,
-        };
-        self.downloads.lock().unwrap().push(download);
+        self.downloads
+            .began(&e.guid, &e.url, &e.suggested_filename, tab_id, user_id);
     }
 
     /// Follows a download; stops one past the size limit.
     fn on_download_progress(self: &Arc<Self>, e: &EventDownloadProgress) {
-        let mut signals = Vec::new();
-        let mut too_large = None;
-        let tab_id = {
-            let mut downloads = self.downloads.lock().unwrap();
-            let Some(d) = downloads.iter_mut().find(|d| d.guid == e.guid) else {
-                return;
-            };
-            d.bytes_received = e.received_bytes.max(0.0) as u64;
-            d.total_bytes = e.total_bytes.max(0.0) as u64;
-            let limit = self.config.max_download_bytes;
-            if d.state == DownloadState::InProgress
-                && e.state == DownloadProgressState::InProgress
-                && d.bytes_received.max(d.total_bytes) > limit
-            {
-                d.state = DownloadState::Failed;
-                d.end_time = Some(now_ms());
-                d.error = Some(format!(
-                    "larger than the {} MB download limit (--max-download-mb)",
-                    limit / (1024 * 1024)
-                ));
-                too_large = Some((d.guid.clone(), PathBuf::from(&d.path), d.user_id.clone()));
-            }
-            if !d.announced {
-                d.announced = true;
-                signals.push(d.started_event());
-            }
-            match e.state {
-                DownloadProgressState::InProgress => {}
-                DownloadProgressState::Completed => {
-                    d.state = DownloadState::Completed;
-                    d.end_time = Some(now_ms());
-                    let in_flight = e
-                        .file_path
-                        .clone()
-                        .map(PathBuf::from)
-                        .unwrap_or_else(|| self.downloads_dir().join(&d.guid));
-                    let done =
-                        unique_path(&self.download_dir_of(d.user_id.as_deref()), &d.filename);
-                    // A folder on another file system takes a copy.
-                    let moved = std::fs::rename(&in_flight, &done).or_else(|_| {
-                        std::fs::copy(&in_flight, &done)
-                            .and_then(|_| std::fs::remove_file(&in_flight))
-                    });
-                    match moved {
-                        Ok(()) => d.path = done.display().to_string(),
-                        Err(err) => {
-                            tracing::warn!(download = %d.id, "could not rename the download: {err}");
-                            d.path = in_flight.display().to_string();
-                        }
-                    }
-                    signals.push(d.completed_event());
-                }
-                DownloadProgressState::Canceled => {
-                    if d.state == DownloadState::InProgress {
-                        // Cancelled by us or the page ends as cancelled; the
-                        // browser reports a network failure the same way.
-                        d.state = if d.bytes_received < d.total_bytes || d.total_bytes == 0 {
-                            DownloadState::Cancelled
-                        } else {
-                            DownloadState::Failed
-                        };
-                    }
-                    d.end_time = Some(now_ms());
-                }
-            }
-            d.tab_id.clone()
+        let reported = match e.state {
+            DownloadProgressState::InProgress => crate::downloads::Reported::InProgress,
+            DownloadProgressState::Completed => crate::downloads::Reported::Completed {
+                file_path: e.file_path.clone().map(PathBuf::from),
+            },
+            DownloadProgressState::Canceled => crate::downloads::Reported::Canceled,
         };
-        if let Some((guid, partial, user)) = too_large {
+        let Some(progressed) =
+            self.downloads
+                .progressed(&e.guid, e.received_bytes, e.total_bytes, reported)
+        else {
+            return;
+        };
+        if let Some(too_large) = progressed.too_large {
             let engine = self.clone();
             tokio::spawn(async move {
-                let _ = engine.cancel_in_browser(&guid, user.as_deref()).await;
-                let _ = std::fs::remove_file(partial);
+                let _ = engine
+                    .cancel_in_browser(&too_large.guid, too_large.user_id.as_deref())
+                    .await;
+                let _ = std::fs::remove_file(too_large.partial);
             });
         }
-        if let Some(tab) = self.any_tab(&tab_id) {
-            for event in signals {
+        if let Some(tab) = self.any_tab(&progressed.tab_id) {
+            for event in progressed.events {
                 tab.emit(TabSignal::Event(event));
             }
         }
