@@ -7,7 +7,8 @@ bash scripts/setup.sh
 # The official Python MCP SDK, for tests/mcp.rs (a second, independent client).
 WABP_TEST_PYTHON="$(bash scripts/test-python.sh)"
 export WABP_TEST_PYTHON
-# Node.js and the TypeScript MCP SDK, for tests/clients.rs.
+# Node.js with the TypeScript MCP SDK (tests/clients.rs) and the UI-kit
+# pages, built (tests/uikits.rs).
 WABP_TEST_NODE="$(bash scripts/test-node.sh)"
 export WABP_TEST_NODE
 # Session folders (Chromium profiles included) go to one place that each run
