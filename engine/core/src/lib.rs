@@ -19,6 +19,7 @@ pub mod network;
 pub mod plugin;
 pub mod secrets;
 pub mod tab;
+pub mod tab_table;
 pub use tab::{execution, refs, snapshot};
 pub mod url_policy;
 pub mod viewport;

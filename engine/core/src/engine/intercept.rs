@@ -120,7 +120,7 @@ impl Engine {
                 let Some(engine) = engine.upgrade() else {
                     return;
                 };
-                let tabs: Vec<Arc<Tab>> = engine.tabs.read().unwrap().clone();
+                let tabs = engine.tabs.all();
                 for tab in tabs {
                     if let Err(e) = tab.sync_interception().await {
                         tracing::debug!(tab = %tab.id, "interception not updated: {}", e.message);

@@ -261,8 +261,9 @@ pub struct Engine {
     lifecycle: RwLock<Lifecycle>,
     executable: RwLock<Option<PathBuf>>,
     sandbox: RwLock<crate::browser::Sandbox>,
-    /// Tabs in creation order.
-    tabs: RwLock<Vec<Arc<Tab>>>,
+    /// The open tabs in listing order and each user's active tab
+    /// (`tab_table.rs`).
+    tabs: crate::tab_table::TabTable<Tab>,
     /// One tab repair at a time (`repair.rs`).
     repairs: tokio::sync::Mutex<()>,
     /// Browser restarts so far (`restart.rs`).
@@ -273,9 +274,6 @@ pub struct Engine {
     /// New tabs loading their first page, not listed yet: a popup their
     /// page opens while it loads is theirs.
     first_loads: StdMutex<Vec<Arc<Tab>>>,
-    /// Each caller's active tab (the tab MCP tools act on by default).
-    /// Each user's active tab (keyed by user id: `None` for requests without one).
-    active_tabs: StdMutex<std::collections::HashMap<Option<String>, String>>,
     input_mode: StdMutex<InputMode>,
     /// Every user's interception rules, shared with the tabs.
     interception: Arc<crate::intercept::Interception>,
@@ -306,12 +304,11 @@ impl Engine {
             lifecycle: RwLock::new(Lifecycle::Initializing),
             executable: RwLock::new(None),
             sandbox: RwLock::default(),
-            tabs: RwLock::new(Vec::new()),
+            tabs: Default::default(),
             repairs: tokio::sync::Mutex::new(()),
             restarts: Default::default(),
             own_pages: Default::default(),
             first_loads: Default::default(),
-            active_tabs: StdMutex::new(Default::default()),
             chooser_defaults: StdMutex::new(Default::default()),
             input_mode: StdMutex::new(InputMode::Agent),
         })
@@ -402,12 +399,11 @@ impl Engine {
     /// The browser, its tabs and its contexts gone; its profile too when
     /// the engine made it.
     async fn close_browser(&self, timeout: Duration) {
-        let old_tabs: Vec<Arc<Tab>> = std::mem::take(&mut *self.tabs.write().unwrap());
+        let old_tabs = self.tabs.take_all(true);
         for tab in &old_tabs {
             tab.session.mark_closed();
         }
         self.forget_user_contexts();
-        self.active_tabs.lock().unwrap().clear();
         if let Some(events) = self.browser_events.lock().unwrap().take() {
             events.abort();
         }
@@ -609,26 +605,21 @@ impl Engine {
     // ---- tabs ----
 
     fn all_tabs(&self) -> Vec<Arc<Tab>> {
-        self.tabs.read().unwrap().clone()
+        self.tabs.all()
     }
 
     /// The caller's tab `tab_id`. Another user's tab is not found, exactly
     /// as a tab that never existed.
     pub fn tab(&self, caller: &Caller, tab_id: &str) -> Result<Arc<Tab>> {
         self.ensure_ready()?;
-        self.any_tab(tab_id)
-            .filter(|t| caller.owns(t.owner().as_deref()))
+        self.tabs
+            .of_caller(caller, tab_id)
             .ok_or_else(|| Error::tab_not_found(tab_id))
     }
 
     /// A tab whoever owns it: for the engine's own bookkeeping only.
     fn any_tab(&self, tab_id: &str) -> Option<Arc<Tab>> {
-        self.tabs
-            .read()
-            .unwrap()
-            .iter()
-            .find(|t| t.id == tab_id)
-            .cloned()
+        self.tabs.any(tab_id)
     }
 
     /// A random id: knowing one tab's id says nothing about another's.
@@ -726,12 +717,7 @@ impl Engine {
                 .await;
             return Err(e);
         }
-        self.tabs.write().unwrap().push(tab.clone());
-        let owner = tab.owner();
-        let mut actives = self.active_tabs.lock().unwrap();
-        if active || !actives.contains_key(&owner) {
-            actives.insert(owner, tab.id.clone());
-        }
+        self.tabs.add(tab.clone(), active);
         Ok(tab)
     }
 
@@ -831,11 +817,8 @@ impl Engine {
                             Some(opener) => engine.tab_by_target(&opener).map(|t| (t, true)),
                             None => engine
                                 .tabs
-                                .read()
-                                .unwrap()
-                                .iter()
-                                .find(|t| t.new_page_expected())
-                                .map(|t| (t.clone(), false)),
+                                .find_map(|t| t.new_page_expected().then_some(()))
+                                .map(|(t, ())| (t, false)),
                         };
                         if let Some((source, opened_it)) = source {
                             let engine = engine.clone();
@@ -899,13 +882,7 @@ impl Engine {
 
     /// A listed tab, or a new one loading its first page, by its target.
     fn tab_by_target(&self, target: &TargetId) -> Option<Arc<Tab>> {
-        let listed = self
-            .tabs
-            .read()
-            .unwrap()
-            .iter()
-            .find(|t| &t.target_id == target)
-            .cloned();
+        let listed = self.tabs.by_target(target.inner());
         listed.or_else(|| {
             self.first_loads
                 .lock()
@@ -974,7 +951,7 @@ impl Engine {
         // Actions on the popup wait until it is loaded and frozen; the event
         // goes out now, while the opener's action still listens.
         let turn = tab.turn(TURN_LIMIT).await?;
-        self.tabs.write().unwrap().push(tab.clone());
+        self.tabs.push(tab.clone());
         // Size, position or `popup` make a window; `noopener` alone (what
         // `target=_blank` implies) does not.
         let opened = source.take_window_open();
@@ -1055,44 +1032,12 @@ impl Engine {
     }
 
     fn forget_tab(&self, tab_id: &str) {
-        // Never hold `active_tabs` and `tabs` together (`tab_for_frame` reads them too).
-        let (owner, last) = {
-            let mut tabs = self.tabs.write().unwrap();
-            let owner = tabs.iter().find(|t| t.id == tab_id).map(|t| t.owner());
-            tabs.retain(|t| t.id != tab_id);
-            let Some(owner) = owner else { return };
-            let last = tabs
-                .iter()
-                .rev()
-                .find(|t| t.owner() == owner)
-                .map(|t| t.id.clone());
-            (owner, last)
-        };
-        let mut actives = self.active_tabs.lock().unwrap();
-        if actives.get(&owner).map(String::as_str) == Some(tab_id) {
-            match last {
-                Some(last) => actives.insert(owner, last),
-                None => actives.remove(&owner),
-            };
-        }
+        self.tabs.remove(tab_id);
     }
 
-    /// The tab a frame belongs to. Unknown frames go to the active tab only
-    /// when every tab has the same owner: a download is never credited to
-    /// another user.
+    /// The tab a frame belongs to (see `TabTable::for_frame`).
     fn tab_for_frame(&self, frame: &str) -> Option<Arc<Tab>> {
-        let actives: Vec<String> = self.active_tabs.lock().unwrap().values().cloned().collect();
-        let tabs = self.tabs.read().unwrap();
-        if let Some(tab) = tabs
-            .iter()
-            .find(|t| t.target_id.inner() == frame || t.has_frame(frame))
-        {
-            return Some(tab.clone());
-        }
-        let one_owner = tabs.windows(2).all(|w| w[0].owner() == w[1].owner());
-        tabs.iter()
-            .find(|t| one_owner && actives.contains(&t.id))
-            .cloned()
+        self.tabs.for_frame(frame)
     }
 
     /// A download began: recorded under the tab (and user) of its frame.
@@ -1141,13 +1086,7 @@ impl Engine {
 
     /// The caller's tabs, in listing order.
     pub(crate) fn tabs_of(&self, caller: &Caller) -> Vec<Arc<Tab>> {
-        self.tabs
-            .read()
-            .unwrap()
-            .iter()
-            .filter(|t| caller.owns(t.owner().as_deref()))
-            .cloned()
-            .collect()
+        self.tabs.of(caller)
     }
 
     /// The caller's tabs, in listing order.
@@ -1203,12 +1142,7 @@ impl Engine {
         crate::url_policy::check_navigation_url(url, &self.config.extra_schemes)?;
         let tab = self.open_tab_in(url, active, caller.user_id()).await?;
         if let Some(index) = index {
-            let mut tabs = self.tabs.write().unwrap();
-            if let Some(pos) = tabs.iter().position(|t| t.id == tab.id) {
-                let tab = tabs.remove(pos);
-                let index = index.min(tabs.len());
-                tabs.insert(index, tab);
-            }
+            self.tabs.move_to(&tab.id, index);
         }
         if active {
             tab.session
@@ -1237,17 +1171,8 @@ impl Engine {
         tab.session
             .execute(ActivateTargetParams::new(tab.target_id.clone()))
             .await?;
-        self.active_tabs
-            .lock()
-            .unwrap()
-            .insert(caller.user_id().map(str::to_string), tab.id.clone());
-        let index = self
-            .tabs
-            .read()
-            .unwrap()
-            .iter()
-            .position(|t| t.id == tab_id)
-            .unwrap_or(0);
+        self.tabs.set_active(caller, &tab.id);
+        let index = self.tabs.position(tab_id).unwrap_or(0);
         Ok(answers::Activated {
             status: "activated".into(),
             tab_id: tab.id.clone(),
@@ -1257,11 +1182,7 @@ impl Engine {
 
     /// The caller's active tab: the last one it activated or opened active.
     pub fn active_tab(&self, caller: &Caller) -> Option<String> {
-        self.active_tabs
-            .lock()
-            .unwrap()
-            .get(&caller.user_id().map(str::to_string))
-            .cloned()
+        self.tabs.active(caller)
     }
 
     pub async fn stop_tab(&self, caller: &Caller, tab_id: &str) -> Result<answers::Stopped> {
@@ -1786,7 +1707,7 @@ impl Engine {
         if previous == mode {
             return Ok(());
         }
-        let tabs: Vec<Arc<Tab>> = self.tabs.read().unwrap().clone();
+        let tabs = self.tabs.all();
         match mode {
             InputMode::Human => {
                 for tab in tabs {

@@ -86,11 +86,7 @@ impl Engine {
     // ---- file choosers, selects, downloads ----
 
     fn find_tab<T>(&self, find: impl Fn(&Tab) -> Option<T>) -> Option<(Arc<Tab>, T)> {
-        self.tabs
-            .read()
-            .unwrap()
-            .iter()
-            .find_map(|t| find(t).map(|found| (t.clone(), found)))
+        self.tabs.find_map(find)
     }
 
     /// `POST /file-chooser/{id}`: files for an open chooser in one of
@@ -212,10 +208,8 @@ impl Engine {
     /// The caller's file choosers waiting for an answer, in every tab.
     pub fn pending_file_choosers(&self, caller: &Caller) -> Vec<events::FileChooser> {
         self.tabs
-            .read()
-            .unwrap()
+            .of(caller)
             .iter()
-            .filter(|t| caller.owns(t.owner().as_deref()))
             .flat_map(|t| t.pending_file_choosers())
             .collect()
     }
@@ -250,10 +244,8 @@ impl Engine {
                 None => defaults.remove(&user),
             };
         }
-        for tab in self.tabs.read().unwrap().iter() {
-            if caller.owns(tab.owner().as_deref()) {
-                tab.set_chooser_defaults(files.clone());
-            }
+        for tab in self.tabs.of(caller) {
+            tab.set_chooser_defaults(files.clone());
         }
         Ok(files)
     }

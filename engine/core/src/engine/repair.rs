@@ -75,17 +75,10 @@ impl Engine {
                 tab.opener.clone(),
             )
             .await?;
-        {
-            let mut tabs = self.tabs.write().unwrap();
-            match tabs.iter_mut().find(|t| Arc::ptr_eq(t, tab)) {
-                Some(slot) => *slot = fresh.clone(),
-                // Closed meanwhile: the fresh page is not wanted.
-                None => {
-                    drop(tabs);
-                    self.discard(&fresh);
-                    return Err(Error::tab_not_found(&tab.id));
-                }
-            }
+        // Closed meanwhile: the fresh page is not wanted.
+        if !self.tabs.replace(tab, fresh.clone()) {
+            self.discard(&fresh);
+            return Err(Error::tab_not_found(&tab.id));
         }
         fresh.set_pinned(tab.pinned());
         if tab.muted()

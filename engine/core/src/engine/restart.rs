@@ -59,7 +59,7 @@ impl Engine {
             *lifecycle = Lifecycle::Restarting;
         }
         tracing::error!("the browser stopped answering; starting a new one");
-        let old_tabs: Vec<Arc<Tab>> = std::mem::take(&mut *self.tabs.write().unwrap());
+        let old_tabs = self.tabs.take_all(false);
         for tab in &old_tabs {
             tab.session.mark_closed();
         }
@@ -95,7 +95,7 @@ impl Engine {
                 tracing::warn!(tab = %old.id, "could not reopen the tab: {}", e.message);
             }
         }
-        if self.tabs.read().unwrap().is_empty()
+        if self.tabs.is_empty()
             && let Err(e) = self.open_tab("about:blank", true).await
         {
             tracing::warn!("no tab after the restart: {}", e.message);
@@ -123,7 +123,7 @@ impl Engine {
                 old.opener.clone(),
             )
             .await?;
-        self.tabs.write().unwrap().push(tab.clone());
+        self.tabs.push(tab.clone());
         let url = old.url();
         if !url.is_empty()
             && url != "about:blank"

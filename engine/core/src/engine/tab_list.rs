@@ -84,41 +84,12 @@ impl Engine {
 
     /// `tab`'s place in the caller's list.
     fn index_of(&self, caller: &Caller, tab: &Arc<Tab>) -> usize {
-        self.tabs
-            .read()
-            .unwrap()
-            .iter()
-            .filter(|t| caller.owns(t.owner().as_deref()))
-            .position(|t| Arc::ptr_eq(t, tab))
-            .unwrap_or(0)
+        self.tabs.index_in(caller, tab)
     }
 
     /// Moves `tab` to `wanted` in the caller's list, clamped to its group;
     /// the place it got. Other users' tabs keep their places.
     fn place_tab(&self, caller: &Caller, tab: &Arc<Tab>, wanted: usize) -> usize {
-        let mut tabs = self.tabs.write().unwrap();
-        let Some(from) = tabs.iter().position(|t| Arc::ptr_eq(t, tab)) else {
-            return 0;
-        };
-        let moving = tabs.remove(from);
-        // The caller's tabs left, as (place in the whole list, pinned).
-        let mine: Vec<(usize, bool)> = tabs
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| caller.owns(t.owner().as_deref()))
-            .map(|(i, t)| (i, t.pinned()))
-            .collect();
-        let pinned_count = mine.iter().filter(|(_, p)| *p).count();
-        let index = if moving.pinned() {
-            wanted.min(pinned_count)
-        } else {
-            wanted.clamp(pinned_count, mine.len())
-        };
-        let at = match mine.get(index) {
-            Some((i, _)) => *i,
-            None => mine.last().map_or(tabs.len(), |(i, _)| i + 1),
-        };
-        tabs.insert(at, moving);
-        index
+        self.tabs.place(caller, tab, wanted)
     }
 }

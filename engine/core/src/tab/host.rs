@@ -490,3 +490,22 @@ const INSERT_INTO_TEXTAREA_JS: &str = r#"(text) => {
 /// How long a wheel event waits for the frame that shows the page its
 /// scroll: a few frames on a busy page; past it the action goes on.
 const WHEEL_SETTLE_LIMIT: Duration = Duration::from_millis(200);
+
+/// What the engine's tab table knows of a tab.
+impl crate::tab_table::Listed for Tab {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn owner(&self) -> Option<String> {
+        Tab::owner(self)
+    }
+    fn target(&self) -> &str {
+        self.target_id.inner()
+    }
+    fn has_frame(&self, frame: &str) -> bool {
+        Tab::has_frame(self, frame)
+    }
+    fn pinned(&self) -> bool {
+        Tab::pinned(self)
+    }
+}
