@@ -11,17 +11,7 @@ mod common;
 use common::{Harness, block_on, shared};
 use serde_json::{Value, json};
 
-/// An action without screenshots: its status and answer.
-async fn act(h: &Harness, tab: &str, path: &str, mut body: Value) -> (u16, Value) {
-    body["screenshot"] = json!({ "area": "none" });
-    h.post(&format!("/tabs/{tab}/{path}"), body).await
-}
-
-async fn ok(h: &Harness, tab: &str, path: &str, body: Value) -> Value {
-    let (status, answer) = act(h, tab, path, body.clone()).await;
-    assert_eq!(status, 200, "{path} {body}: {answer}");
-    answer
-}
+use common::{act_unseen as act, act_unseen_ok as ok};
 
 async fn app_state(h: &Harness, tab: &str) -> Value {
     let text = h.eval(tab, "JSON.stringify(window.appState)").await;

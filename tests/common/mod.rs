@@ -723,6 +723,19 @@ impl Harness {
     }
 }
 
+/// An action without screenshots on `tab`: its status and answer.
+pub async fn act_unseen(h: &Harness, tab: &str, path: &str, mut body: Value) -> (u16, Value) {
+    body["screenshot"] = json!({ "area": "none" });
+    h.post(&format!("/tabs/{tab}/{path}"), body).await
+}
+
+/// [`act_unseen`] that must answer 200: its answer.
+pub async fn act_unseen_ok(h: &Harness, tab: &str, path: &str, body: Value) -> Value {
+    let (status, answer) = act_unseen(h, tab, path, body.clone()).await;
+    assert_eq!(status, 200, "{path} {body}: {answer}");
+    answer
+}
+
 pub async fn send(
     http: &reqwest::Client,
     method: reqwest::Method,

@@ -567,13 +567,10 @@ async fn execute<T: ActionTab>(
         }
     };
     turn.close_to_reads().await;
-    let wait_reason = if wait_reason == "settled" && failure.is_none() {
+    if wait_reason == "settled" && failure.is_none() {
         let left = timeout.saturating_sub(step.elapsed());
         finish_transitions(tab.as_ref(), left, options.hang_up.as_ref()).await;
-        wait_reason
-    } else {
-        wait_reason
-    };
+    }
     // A back, forward or reload is answered before the page's beforeunload
     // prompt opens: held by it, the result says so.
     let mut result = result;
