@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 use wabp_core::action::action_params;
 use wabp_core::plugin::{ActionSpec, PluginRegistry};
-use wabp_core::{ActionOptions, Error, Result};
+use wabp_core::{Error, Result};
 
-use super::{options_properties, resolve_tab};
+use super::{options_among, options_properties, resolve_tab};
 use crate::{Category, Ctx, Operation, Output, Scope};
 
 /// The route of any action by name; a plugin action also answers at its own
@@ -162,8 +162,8 @@ async fn run_action(ctx: Ctx, name: String, mut input: Map<String, Value>) -> Re
         Some(_) => return Err(Error::invalid("field \"tab_id\" must be a string")),
     };
     let tab = resolve_tab(&ctx, tab)?;
+    let options = options_among(&input, "action_complete")?;
     let body = Value::Object(input);
-    let options = ActionOptions::from_request(&body, "action_complete")?;
     let envelope = ctx
         .engine
         .plugin_action(&ctx.caller, &tab, &name, action_params(&body), &options)

@@ -14,7 +14,7 @@ mod page;
 mod prompts;
 mod tabs;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use wabp_core::{ActionOptions, Error, Result};
@@ -64,73 +64,32 @@ impl TabRef {
     }
 }
 
-fn wait_until_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "object",
-        "description": "When the action counts as done",
-        "properties": {
-            "type": {"type": "string", "description": "action_complete (default for actions), immediate, time, or another wait plugin's type (GET /plugins lists them under wait_types)"},
-            "timeout_ms": {"type": "integer", "minimum": 0, "maximum": 300000, "description": "default 30000"},
-            "duration_ms": {"type": "integer", "minimum": 0, "description": "for type \"time\""}
-        }
-    })
+/// The options every action takes, decoded and documented from the
+/// core's types; `resolve` checks them (the same rules for every frontend).
+pub(crate) use wabp_core::action::OptionsInput as Options;
+
+/// Checks the options an operation decoded, with its default wait.
+pub(crate) trait ResolveOptions {
+    fn resolve(self, default_wait: &'static str) -> Result<ActionOptions>;
 }
 
-fn screenshot_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "object",
-        "description": "Before/after screenshots (WebP with element markup)",
-        "properties": {
-            "area": {"type": "string", "enum": ["viewport", "full_page", "region", "none"], "description": "none: no screenshots; full_page: the whole scroll height (screenshot endpoint only, no markup); region: the box in `region`"},
-            "region": {"type": "object", "description": "for area \"region\": a box of the viewport in CSS pixels; on the screenshot endpoint also an element, {\"ref\": \"e7\"} or {\"selector\": \"...\"} (scrolled into view)", "properties": {"x": {"type": "number", "minimum": 0}, "y": {"type": "number", "minimum": 0}, "width": {"type": "number", "minimum": 1}, "height": {"type": "number", "minimum": 1}, "ref": {"type": "string"}, "selector": {"type": "string"}}},
-            "markup": {"type": "array", "items": {"type": "string"}, "description": "markup tags to draw (default: all)"},
-            "disable_markup": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\"grid\"]"},
-            "cursor": {"type": "boolean", "description": "draw the virtual cursor (default true)"},
-            "format": {"type": "string", "enum": ["webp"]}
-        }
-    })
-}
-
-fn network_schema(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({
-        "type": "object",
-        "description": "Save the HTTP calls the action causes under a tag",
-        "properties": {
-            "tag": {"type": "string"},
-            "types": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\"XHR\", \"Fetch\"]"}
-        }
-    })
-}
-
-/// The options every action takes. Checked by `ActionOptions::from_request`
-/// (the same rules for every frontend).
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub(crate) struct Options {
-    #[serde(default)]
-    #[schemars(schema_with = "wait_until_schema")]
-    pub wait_until: Option<Value>,
-    #[serde(default)]
-    #[schemars(schema_with = "screenshot_schema")]
-    pub screenshot: Option<Value>,
-    #[serde(default)]
-    #[schemars(schema_with = "network_schema")]
-    pub network: Option<Value>,
-}
-
-impl Options {
-    pub fn resolve(self, default_wait: &str) -> Result<ActionOptions> {
-        let mut body = Map::new();
-        for (key, value) in [
-            ("wait_until", self.wait_until),
-            ("screenshot", self.screenshot),
-            ("network", self.network),
-        ] {
-            if let Some(value) = value {
-                body.insert(key.into(), value);
-            }
-        }
-        ActionOptions::from_request(&Value::Object(body), default_wait)
+impl ResolveOptions for Options {
+    fn resolve(self, default_wait: &'static str) -> Result<ActionOptions> {
+        ActionOptions::try_from(self.waiting(default_wait))
     }
+}
+
+/// The options among an input's fields (an input whose other fields are
+/// not known until run time: plugin actions, browser-use actions).
+pub(crate) fn options_among(
+    fields: &Map<String, Value>,
+    default_wait: &'static str,
+) -> Result<ActionOptions> {
+    let options: Map<String, Value> = ["wait_until", "screenshot", "network"]
+        .into_iter()
+        .filter_map(|key| fields.get(key).map(|v| (key.to_string(), v.clone())))
+        .collect();
+    crate::input::decode::<Options>(Value::Object(options))?.resolve(default_wait)
 }
 
 /// The options schema's properties, for inputs built by hand (plugin

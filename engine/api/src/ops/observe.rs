@@ -4,7 +4,6 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use wabp_core::ActionOptions;
 use wabp_core::observe::SnapshotRequest;
 use wabp_core::snapshot::{SnapshotFormat, SnapshotSource};
 
@@ -105,8 +104,8 @@ pub fn operations() -> Vec<Operation> {
             "A browser-use action by element index (click, input_text, scroll), with a full envelope.",
             |ctx, input: StateAction| async move {
                 let tab = input.tab.resolve(&ctx)?;
+                let options = super::options_among(&input.rest, "action_complete")?;
                 let body = Value::Object(input.rest);
-                let options = ActionOptions::from_request(&body, "action_complete")?;
                 let action = match input.action {
                     Some(action) => Value::Object(action),
                     None => body,

@@ -2,12 +2,12 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use wabp_core::engine::answers;
 use wabp_core::{ActionOptions, Error};
 
-use super::{Options, TabRef, json};
+use super::{Options, ResolveOptions, TabRef, json};
 use crate::{Category, Ctx, Operation, Output, Presentation, Scope};
+use wabp_core::action::ScreenshotInput;
 
 #[derive(Deserialize, JsonSchema)]
 struct Wait {
@@ -106,30 +106,10 @@ async fn region_of_element(
     tab: &str,
     options: &mut Options,
 ) -> wabp_core::Result<()> {
-    let Some(region) = options
-        .screenshot
-        .as_mut()
-        .and_then(|s| s.get_mut("region"))
-        .and_then(|r| r.as_object_mut())
-    else {
-        return Ok(());
-    };
-    let target = match (region.get("ref"), region.get("selector")) {
-        (Some(serde_json::Value::String(r)), _) => wabp_core::plugin::Target::Ref(r.clone()),
-        (_, Some(serde_json::Value::String(s))) => wabp_core::plugin::Target::Selector(s.clone()),
-        (None, None) => return Ok(()),
-        _ => {
-            return Err(Error::invalid(
-                "screenshot.region.ref and .selector must be strings",
-            ));
-        }
-    };
-    let clip = ctx.engine.element_region(&ctx.caller, tab, &target).await?;
-    region.clear();
-    region.insert("x".into(), json!(clip.x));
-    region.insert("y".into(), json!(clip.y));
-    region.insert("width".into(), json!(clip.width.max(1.0)));
-    region.insert("height".into(), json!(clip.height.max(1.0)));
+    if let Some(target) = options.region_element() {
+        let clip = ctx.engine.element_region(&ctx.caller, tab, &target).await?;
+        options.set_region(clip);
+    }
     Ok(())
 }
 
@@ -285,15 +265,16 @@ pub fn operations() -> Vec<Operation> {
                         )));
                     }
                 };
-                let mut screenshot = json!({ "cursor": input.cursor.unwrap_or(true) });
-                if let Some(disabled) = &input.disable_markup {
-                    screenshot["disable_markup"] = json!(tag_list(disabled));
+                let options = Options {
+                    screenshot: Some(ScreenshotInput {
+                        cursor: input.cursor,
+                        markup: input.markup.as_deref().map(tag_list),
+                        disable_markup: input.disable_markup.as_deref().map(tag_list),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
                 }
-                if let Some(markup) = &input.markup {
-                    screenshot["markup"] = json!(tag_list(markup));
-                }
-                let options =
-                    ActionOptions::from_request(&json!({ "screenshot": screenshot }), "immediate")?;
+                .resolve("immediate")?;
                 let tags = options.markup_tags(ctx.engine.registry.as_ref())?;
                 let shot = ctx
                     .engine

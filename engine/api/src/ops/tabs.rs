@@ -6,7 +6,7 @@ use serde_json::json;
 use wabp_core::engine::TabSummary;
 use wabp_core::engine::answers;
 
-use super::{Nothing, Options, TabRef, json};
+use super::{Nothing, Options, ResolveOptions, TabRef, json};
 use crate::{Category, Operation, Output, Scope};
 
 #[derive(Deserialize, JsonSchema)]

@@ -30,8 +30,9 @@ pub use envelope::{ActionEvent, Envelope, NetworkSummary, ScrollState, Timing, T
 pub use events::{NavigationHint, ScrollSource};
 pub(crate) use events::{Recorder, navigation_type, wait_for_settle};
 pub use options::{
-    ActionOptions, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, NetworkOptions, OPTION_KEYS, ScreenshotArea,
-    ScreenshotOptions, WaitClock, WaitUntil, action_params,
+    ActionOptions, AreaName, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, NetworkInput, NetworkOptions,
+    OPTION_KEYS, OptionsInput, RegionInput, ScreenshotArea, ScreenshotInput, ScreenshotOptions,
+    WaitClock, WaitUntil, WaitUntilInput, action_params,
 };
 
 use crate::capture::CachedFrame;

@@ -301,11 +301,10 @@ impl ActionLog for Log {
 }
 
 fn options(wait: &str, timeout_ms: u64) -> ActionOptions {
-    ActionOptions::from_request(
-        &json!({ "wait_until": { "type": wait, "timeout_ms": timeout_ms } }),
-        "immediate",
-    )
-    .unwrap()
+    let input: OptionsInput =
+        serde_json::from_value(json!({ "wait_until": { "type": wait, "timeout_ms": timeout_ms } }))
+            .unwrap();
+    ActionOptions::try_from(input).unwrap()
 }
 
 async fn act(
@@ -381,11 +380,11 @@ async fn steps_run_in_order_and_a_frozen_page_reuses_its_last_frame() {
 async fn without_screenshots_a_frozen_page_is_read_once_per_action() {
     let (tab, log) = (FakeTab::new(), Arc::new(Log::default()));
     let no_screenshots = || {
-        ActionOptions::from_request(
-            &json!({ "wait_until": { "type": "immediate" }, "screenshot": { "area": "none" } }),
-            "immediate",
+        let input: OptionsInput = serde_json::from_value(
+            json!({ "wait_until": { "type": "immediate" }, "screenshot": { "area": "none" } }),
         )
-        .unwrap()
+        .unwrap();
+        ActionOptions::try_from(input).unwrap()
     };
     act(&tab, &log, no_screenshots(), dispatch_ok())
         .await
