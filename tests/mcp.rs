@@ -551,6 +551,42 @@ fn browserloop_screenshot_in_a_tab_of_its_own() {
             "{meta}"
         );
 
+        // The same operation over REST: the image as base64 beside the
+        // metadata, the same argument checks (a 400 that names the field).
+        let (status, answer) = h
+            .post(
+                "/screenshot",
+                json!({ "url": site, "width": 320, "height": 240, "format": "png", "waitForNetworkIdle": false }),
+            )
+            .await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["screenshot"]["mime"], "image/png", "{answer}");
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(answer["screenshot"]["data"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(png_size(&png), (320, 240));
+        assert_eq!(answer["metadata"]["viewport"]["width"], 320, "{answer}");
+        for (body, says) in [
+            (
+                json!({ "url": site, "width": 100 }),
+                "Width must be at least 200",
+            ),
+            (json!({ "url": site, "format": "gif" }), "format"),
+            (
+                json!({ "url": site, "cookies": [{ "name": "a", "value": "hunter2", "domain": "evil.example" }] }),
+                "does not match",
+            ),
+            (json!({ "url": site, "colour": "red" }), "colour"),
+        ] {
+            let (status, answer) = h.post("/screenshot", body).await;
+            assert_eq!(status, 400, "{answer}");
+            let error = answer["error"].as_str().unwrap();
+            assert!(
+                error.contains(says) && !error.contains("hunter2"),
+                "{says}: {answer}"
+            );
+        }
+
         let missing = call(
             &session,
             "screenshot",

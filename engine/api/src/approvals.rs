@@ -260,7 +260,7 @@ impl crate::Ctx {
                 .input
                 .get("url")
                 .and_then(Value::as_str)
-                .map(wabp_core::url_policy::canonical_url),
+                .map(wabp_core::rules::url::canonical_url),
             tab_url: self.tab_url(door.input),
             user: door.caller.user_id().map(str::to_string),
         };
@@ -303,7 +303,7 @@ impl crate::Ctx {
 
 #[cfg(test)]
 mod tests {
-    use wabp_core::url_policy::canonical_url;
+    use wabp_core::rules::url::canonical_url;
 
     #[test]
     fn hosts_are_read_as_the_browser_reads_them() {

@@ -32,7 +32,8 @@ pub use approvals::Door;
 pub use auth::{Grant, Tokens};
 pub use input::{coerce_query, decode};
 pub use ops::actions::{ACTION_ROUTE, BUILTIN_PATHS, Unlisted, action_tool_name};
-pub use wabp_core::url_policy::canonical_url;
+pub use ops::capture::{ScreenshotDefaults, TOOL_NAME as CAPTURE_TOOL};
+pub use wabp_core::rules::url::canonical_url;
 
 /// What operations use, shared by every request.
 #[derive(Clone)]
@@ -49,6 +50,8 @@ pub struct Services {
     pub approvals: Arc<approvals::Approvals>,
     /// The agent loop's tasks.
     pub agents: Arc<wabp_agent::Tasks>,
+    /// The one-shot screenshot's defaults (`WABP_SCREENSHOT_*`).
+    pub screenshot_defaults: Arc<ScreenshotDefaults>,
 }
 
 impl Services {
@@ -61,6 +64,7 @@ impl Services {
             policy_settings: "{}".into(),
             approvals: Default::default(),
             agents: Default::default(),
+            screenshot_defaults: Arc::new(ScreenshotDefaults::from_env()),
         }
     }
 
@@ -74,6 +78,7 @@ impl Services {
             policy_settings: self.policy_settings.clone(),
             approvals: self.approvals.clone(),
             agents: self.agents.clone(),
+            screenshot_defaults: self.screenshot_defaults.clone(),
             hang_up: Default::default(),
         }
     }
@@ -92,6 +97,7 @@ pub struct Ctx {
     pub policy_settings: Arc<str>,
     pub approvals: Arc<approvals::Approvals>,
     pub agents: Arc<wabp_agent::Tasks>,
+    pub screenshot_defaults: Arc<ScreenshotDefaults>,
     /// Cancelled when the call's answer is no longer awaited (the client
     /// hung up); waits end on it (see [`Operation::run`]).
     pub hang_up: tokio_util::sync::CancellationToken,
@@ -155,6 +161,9 @@ pub enum Presentation {
     Json,
     /// Only this string field, as plain text (`browser_get_text`).
     TextField(&'static str),
+    /// `screenshot.data` as an image first, then the rest as compact JSON
+    /// (BrowserLoop's `screenshot` tool).
+    ImageFirst,
 }
 
 type RunFn = Arc<dyn Fn(Ctx, Value) -> BoxFuture<'static, Result<Output>> + Send + Sync>;

@@ -21,7 +21,7 @@ pub mod secrets;
 pub mod tab;
 pub mod tab_table;
 pub use tab::{execution, refs, snapshot};
-pub mod url_policy;
+pub mod rules;
 pub mod viewport;
 
 pub use action::record;

@@ -12,11 +12,16 @@ fn text_json(value: &Value) -> ContentBlock {
     ContentBlock::text(serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()))
 }
 
-/// Moves `value[key].data` (a base64 WebP) into an image block.
+/// Moves `value[key].data` (base64, WebP unless `value[key].mime` says
+/// otherwise) into an image block.
 fn take_image(value: &mut Value, key: &str, content: &mut Vec<ContentBlock>) {
     if let Some(Value::Object(shot)) = value.get_mut(key) {
         if let Some(Value::String(data)) = shot.remove("data") {
-            content.push(ContentBlock::image(data, "image/webp"));
+            let mime = match shot.remove("mime") {
+                Some(Value::String(mime)) => mime,
+                _ => "image/webp".to_string(),
+            };
+            content.push(ContentBlock::image(data, mime));
         }
     }
 }
@@ -51,6 +56,14 @@ pub fn content(output: Output, presentation: Presentation) -> Result<Vec<Content
                     content.push(ContentBlock::text(text));
                 }
                 content.push(text_json(&value));
+            }
+            Presentation::ImageFirst => {
+                let mut value = value;
+                take_image(&mut value, "screenshot", &mut content);
+                if let Some(fields) = value.as_object_mut() {
+                    fields.remove("screenshot");
+                }
+                content.push(ContentBlock::text(value.to_string()));
             }
         },
         Output::Events(_) => {

@@ -6,7 +6,6 @@
 //! `notifications/tools/list_changed`.
 
 mod content;
-pub mod screenshot;
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -24,14 +23,12 @@ use serde_json::{Map, Value};
 use wabp_api::{Catalogue, Services};
 use wabp_core::{Caller, Error};
 
-pub use screenshot::ScreenshotDefaults;
 pub use wabp_api::action_tool_name;
 
 /// What every tool call needs, shared by all sessions.
 pub struct Context {
     pub services: Services,
     pub catalogue: Arc<Catalogue>,
-    pub screenshot_defaults: ScreenshotDefaults,
     /// Sessions on an initialize-based protocol, told about tool changes.
     peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Bumped when the tool list changes (for `subscriptions/listen`).
@@ -53,18 +50,9 @@ impl WabpMcp {
     /// A server over `engine`; starts following the plugin registry for tool
     /// list changes (call inside a Tokio runtime).
     pub fn new(services: Services, catalogue: Arc<Catalogue>) -> WabpMcp {
-        Self::with_defaults(services, catalogue, ScreenshotDefaults::from_env())
-    }
-
-    pub fn with_defaults(
-        services: Services,
-        catalogue: Arc<Catalogue>,
-        screenshot_defaults: ScreenshotDefaults,
-    ) -> WabpMcp {
         let ctx = Arc::new(Context {
             services,
             catalogue,
-            screenshot_defaults,
             peers: Mutex::new(Vec::new()),
             tools_version: tokio::sync::watch::channel(0).0,
         });
@@ -110,8 +98,7 @@ impl WabpMcp {
         &self.ctx
     }
 
-    /// Every tool: the catalogue's fixed tools, BrowserLoop's `screenshot`,
-    /// then one per plugin action.
+    /// Every tool: the catalogue's fixed tools, then one per plugin action.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
         let catalogue = &self.ctx.catalogue;
         let as_tool = |op: &wabp_api::Operation| {
@@ -124,7 +111,6 @@ impl WabpMcp {
             ))
         };
         let mut tools: Vec<_> = catalogue.fixed().iter().filter_map(as_tool).collect();
-        tools.push(screenshot::tool());
         tools.extend(catalogue.action_operations().iter().filter_map(as_tool));
         tools
     }
@@ -182,7 +168,7 @@ impl WabpMcp {
         match outcome {
             Ok(content) => CallToolResult::success(content),
             Err(e) => {
-                let text = if name == screenshot::TOOL_NAME {
+                let text = if name == wabp_api::CAPTURE_TOOL {
                     format!("Screenshot capture failed: {}", e.message)
                 } else {
                     format!("{} ({})", e.message, e.code.as_str())
@@ -204,20 +190,6 @@ async fn dispatch(
     name: &str,
     args: &Map<String, Value>,
 ) -> wabp_core::Result<Vec<ContentBlock>> {
-    if name == screenshot::TOOL_NAME {
-        // It opens a page of its own: acting, and going where the policies say.
-        caller.may(wabp_core::Scope::Act, name)?;
-        ctx.services
-            .ctx(caller.clone())
-            .pass_policies(wabp_api::Door {
-                operation: name,
-                category: wabp_api::Category::Navigation,
-                input: &Value::Object(args.clone()),
-                caller,
-            })
-            .await?;
-        return screenshot::run(&ctx.services.engine, args, &ctx.screenshot_defaults).await;
-    }
     let op = ctx.catalogue.by_tool(name).ok_or_else(|| {
         Error::new(
             wabp_core::ErrorCode::NotFound,

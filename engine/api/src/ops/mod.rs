@@ -6,6 +6,7 @@ pub mod actions;
 mod agent;
 mod browser;
 mod browser_tool;
+pub mod capture;
 mod cookies;
 pub(crate) mod history;
 mod network;
@@ -34,6 +35,7 @@ pub fn fixed() -> Vec<Operation> {
     all.extend(history::operations());
     all.extend(agent::operations());
     all.extend(browser_tool::operations());
+    all.extend(capture::operations());
     all
 }
 

@@ -89,7 +89,7 @@ impl Engine {
         let request = PolicyRequest {
             category: Category::Navigation,
             operation: PAGE_NAVIGATION.into(),
-            target_url: Some(crate::url_policy::canonical_url(&event.request.url)),
+            target_url: Some(crate::rules::url::canonical_url(&event.request.url)),
             tab_url: tab.as_ref().map(|t| t.url()),
             user: tab.as_ref().and_then(|t| t.owner()),
         };

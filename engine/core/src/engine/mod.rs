@@ -1139,7 +1139,7 @@ impl Engine {
         self.ensure_ready()?;
         self.ensure_agent_mode()?;
         let url = url.unwrap_or("about:blank");
-        crate::url_policy::check_navigation_url(url, &self.config.extra_schemes)?;
+        crate::rules::url::check_navigation_url(url, &self.config.extra_schemes)?;
         let tab = self.open_tab_in(url, active, caller.user_id()).await?;
         if let Some(index) = index {
             self.tabs.move_to(&tab.id, index);
@@ -1320,7 +1320,7 @@ impl Engine {
         accept_beforeunload: bool,
         options: &ActionOptions,
     ) -> Result<Envelope> {
-        crate::url_policy::check_navigation_url(url, &self.config.extra_schemes)?;
+        crate::rules::url::check_navigation_url(url, &self.config.extra_schemes)?;
         let mut kind = ActionKind::new("navigate", json!({ "url": url, "referrer": referrer }));
         kind.over_dialog = true;
         let (url, referrer) = (url.to_string(), referrer.map(str::to_string));

@@ -57,7 +57,7 @@ impl Engine {
                 "a {method} request can't have a body"
             )));
         }
-        crate::url_policy::check_url(&request.url, &self.config.extra_schemes)?;
+        crate::rules::url::check_url(&request.url, &self.config.extra_schemes)?;
         let tab = self.live_tab(caller, tab_id).await?;
         let started = now_ms();
         let spec = json!({

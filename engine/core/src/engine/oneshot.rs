@@ -13,9 +13,7 @@ use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::emulation::{
     SetDeviceMetricsOverrideParams, SetUserAgentOverrideParams,
 };
-use chromiumoxide::cdp::browser_protocol::network::{
-    CookieParam, CookieSameSite, SetCookiesParams, TimeSinceEpoch,
-};
+use chromiumoxide::cdp::browser_protocol::network::{CookieParam, SetCookiesParams};
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, CaptureScreenshotParams, EventLifecycleEvent, GetLayoutMetricsParams,
     NavigateParams, SetLifecycleEventsEnabledParams, Viewport,
@@ -28,6 +26,7 @@ use serde_json::Value;
 
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
+pub use crate::rules::cookie::NewCookie;
 
 /// Full-page captures stop here: taller pages are cut (Chromium's own limit
 /// for one capture is about this).
@@ -36,7 +35,9 @@ pub const MAX_FULL_PAGE_PX: f64 = 16_384.0;
 /// Time allowed for the capture itself, after the page loaded.
 const CAPTURE_LIMIT: Duration = Duration::from_secs(20);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The format of a one-shot capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum ImageFormat {
     Webp,
     Png,
@@ -68,33 +69,6 @@ impl ImageFormat {
     }
 }
 
-/// A cookie to set before loading. `Debug` never shows the value.
-#[derive(Clone, Default)]
-pub struct OneshotCookie {
-    pub name: String,
-    pub value: String,
-    /// None: the page's own host.
-    pub domain: Option<String>,
-    pub path: Option<String>,
-    pub http_only: Option<bool>,
-    pub secure: Option<bool>,
-    /// Seconds since the Unix epoch.
-    pub expires: Option<f64>,
-    /// "Strict", "Lax" or "None".
-    pub same_site: Option<String>,
-}
-
-impl std::fmt::Debug for OneshotCookie {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OneshotCookie")
-            .field("name", &self.name)
-            .field("value_len", &self.value.len())
-            .field("domain", &self.domain)
-            .field("path", &self.path)
-            .finish()
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct OneshotRequest {
     pub url: String,
@@ -111,7 +85,8 @@ pub struct OneshotRequest {
     /// Capture this element only (takes precedence over `full_page`).
     pub selector: Option<String>,
     pub user_agent: Option<String>,
-    pub cookies: Vec<OneshotCookie>,
+    /// Checked again where they are set (`rules::cookie`), against `url`.
+    pub cookies: Vec<NewCookie>,
 }
 
 #[derive(Debug, Clone)]
@@ -196,35 +171,21 @@ impl Engine {
     }
 }
 
-fn cookie_param(cookie: &OneshotCookie, url: &str) -> Result<CookieParam> {
-    let mut param = CookieParam::new(cookie.name.clone(), cookie.value.clone());
-    match &cookie.domain {
-        Some(domain) => {
-            param.domain = Some(domain.clone());
-            param.path = Some(cookie.path.clone().unwrap_or_else(|| "/".into()));
-        }
-        // The page's own host; `url` also gives the path and scheme.
-        None => {
-            param.url = Some(url.to_string());
-            param.path = cookie.path.clone();
-        }
-    }
-    param.http_only = cookie.http_only;
-    param.secure = cookie.secure;
-    param.expires = cookie.expires.map(TimeSinceEpoch::new);
-    param.same_site = match cookie.same_site.as_deref() {
-        None => None,
-        Some("Strict") => Some(CookieSameSite::Strict),
-        Some("Lax") => Some(CookieSameSite::Lax),
-        Some("None") => Some(CookieSameSite::None),
-        Some(other) => {
-            return Err(Error::invalid(format!(
-                "cookie {:?}: sameSite must be Strict, Lax or None, not {other:?}",
-                cookie.name
-            )));
-        }
-    };
-    Ok(param)
+/// Most cookies one capture takes.
+pub const MAX_COOKIES: usize = 50;
+
+/// The browser's params for the capture's cookies: checked by the same
+/// rules as `POST /cookies`, and each for the page's host.
+fn cookie_params(request: &OneshotRequest) -> Result<Vec<CookieParam>> {
+    let page = crate::rules::url::http_url(&request.url, "url")?;
+    crate::rules::cookie::params(&request.cookies, MAX_COOKIES, Some(&page))?
+        .into_iter()
+        .map(|param| {
+            serde_json::from_value(param).map_err(|e| {
+                Error::internal(format!("a checked cookie the browser can't take: {e}"))
+            })
+        })
+        .collect()
 }
 
 async fn capture(page: &Page, request: &OneshotRequest) -> Result<OneshotCapture> {
@@ -240,11 +201,7 @@ async fn capture(page: &Page, request: &OneshotRequest) -> Result<OneshotCapture
             .await?;
     }
     if !request.cookies.is_empty() {
-        let cookies = request
-            .cookies
-            .iter()
-            .map(|c| cookie_param(c, &request.url))
-            .collect::<Result<Vec<_>>>()?;
+        let cookies = cookie_params(request)?;
         // The error names no value: CDP's message could echo the cookie.
         page.execute(SetCookiesParams::new(cookies))
             .await

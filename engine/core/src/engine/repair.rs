@@ -101,7 +101,7 @@ impl Engine {
         };
         let reopen = !url.is_empty()
             && url != "about:blank"
-            && crate::url_policy::check_navigation_url(&url, &self.config.extra_schemes).is_ok();
+            && crate::rules::url::check_navigation_url(&url, &self.config.extra_schemes).is_ok();
         if reopen && let Err(e) = self.first_load(&fresh, Some(&url)).await {
             tracing::warn!(tab = %tab.id, "the repaired tab could not reopen its page: {}", e.message);
         }

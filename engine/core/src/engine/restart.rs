@@ -127,7 +127,7 @@ impl Engine {
         let url = old.url();
         if !url.is_empty()
             && url != "about:blank"
-            && crate::url_policy::check_navigation_url(&url, &self.config.extra_schemes).is_ok()
+            && crate::rules::url::check_navigation_url(&url, &self.config.extra_schemes).is_ok()
             && let Err(e) = self.first_load(&tab, Some(&url)).await
         {
             tracing::warn!(tab = %tab.id, "the reopened tab could not load its page: {}", e.message);

@@ -1061,7 +1061,7 @@ impl Tab {
         accept_beforeunload: bool,
     ) -> Result<()> {
         let extra = self.state.lock().unwrap().extra_schemes.clone();
-        crate::url_policy::check_navigation_url(url, &extra)?;
+        crate::rules::url::check_navigation_url(url, &extra)?;
         let mut params = NavigateParams::new(url);
         params.referrer = referrer.map(str::to_string);
         let failed = |error: &str| {

@@ -86,6 +86,24 @@ pub fn check_url(url: &str, extra: &[String]) -> Result<()> {
     )))
 }
 
+/// An absolute `http` or `https` URL with a host: what a request may name
+/// as the page a cookie or a capture is for. `field` names it in the error.
+pub fn http_url(text: &str, field: &str) -> Result<url::Url> {
+    let parsed = url::Url::parse(text.trim()).map_err(|e| {
+        Error::invalid(format!(
+            "\"{field}\" is not an absolute URL ({e}): {:?}",
+            cut(text)
+        ))
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none_or(str::is_empty) {
+        return Err(Error::invalid(format!(
+            "\"{field}\" must be an http or https URL with a host, got {:?}",
+            cut(text)
+        )));
+    }
+    Ok(parsed)
+}
+
 /// `url` as the browser will read it (WHATWG parsing: `\` as `/`, numeric
 /// and IPv4-mapped addresses as dotted IPv4, IDNA, percent-escapes, no
 /// trailing dot), so a policy can't be passed by spelling a host another way.
