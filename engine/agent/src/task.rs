@@ -2,8 +2,9 @@
 //! limit, three failed steps in a row, a fatal provider error or `stop`;
 //! every change told as the browser-use extension's messages.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -188,7 +189,7 @@ struct Inner {
 
 impl Task {
     pub fn view(&self) -> TaskView {
-        self.inner.lock().expect("task lock").view.clone()
+        self.inner.lock().view.clone()
     }
 
     pub fn is_running(&self) -> bool {
@@ -211,18 +212,18 @@ impl Task {
     /// The messages so far and a receiver of those that follow (taken
     /// together, so none is missed or told twice).
     pub fn subscribe(&self) -> (Vec<TaskEvent>, broadcast::Receiver<TaskEvent>) {
-        let inner = self.inner.lock().expect("task lock");
+        let inner = self.inner.lock();
         (inner.events.clone(), self.live.subscribe())
     }
 
     fn tell(&self, event: TaskEvent) {
-        let mut inner = self.inner.lock().expect("task lock");
+        let mut inner = self.inner.lock();
         inner.events.push(event.clone());
         let _ = self.live.send(event);
     }
 
     fn update(&self, change: impl FnOnce(&mut TaskView)) {
-        change(&mut self.inner.lock().expect("task lock").view);
+        change(&mut self.inner.lock().view);
     }
 }
 
@@ -247,7 +248,7 @@ impl Tasks {
         llm: Llm,
         browser: Arc<dyn AgentBrowser>,
     ) -> Result<Arc<Task>, StartError> {
-        let mut tasks = self.tasks.lock().expect("tasks lock");
+        let mut tasks = self.tasks.lock();
         if let Some(busy) = tasks
             .iter()
             .find(|t| t.is_running() && t.view().tab_id == request.tab_id)
@@ -305,7 +306,6 @@ impl Tasks {
     pub fn get(&self, owner: &str, id: &str) -> Option<Arc<Task>> {
         self.tasks
             .lock()
-            .expect("tasks lock")
             .iter()
             .find(|t| t.id == id && t.owner == owner)
             .cloned()
@@ -315,7 +315,6 @@ impl Tasks {
     pub fn list(&self, owner: &str) -> Vec<TaskView> {
         self.tasks
             .lock()
-            .expect("tasks lock")
             .iter()
             .filter(|t| t.owner == owner)
             .map(|t| t.view())
@@ -324,7 +323,7 @@ impl Tasks {
 
     /// Stops every running task (the engine is going away).
     pub fn stop_all(&self) {
-        for task in self.tasks.lock().expect("tasks lock").iter() {
+        for task in self.tasks.lock().iter() {
             task.stop();
         }
     }

@@ -5,8 +5,8 @@
 //! the same request sent again with `"approval_id"` runs once. A policy that
 //! fails (trap, timeout, error) denies: the door fails closed.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -108,8 +108,8 @@ fn denied(reason: &str) -> Error {
 }
 
 impl Approvals {
-    fn asked(&self) -> std::sync::MutexGuard<'_, HashMap<String, Approval>> {
-        let mut asked = self.asked.lock().unwrap_or_else(|e| e.into_inner());
+    fn asked(&self) -> parking_lot::MutexGuard<'_, HashMap<String, Approval>> {
+        let mut asked = self.asked.lock();
         asked.retain(|_, a| a.created.elapsed() < APPROVAL_LIFETIME);
         asked
     }

@@ -11,6 +11,7 @@
 
 pub mod approvals;
 pub mod auth;
+pub mod errors;
 mod input;
 pub mod openapi;
 mod ops;

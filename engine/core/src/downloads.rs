@@ -2,9 +2,9 @@
 //! folder (named by its guid while in flight, renamed to its suggested file
 //! name when complete); this keeps their records for `/downloads`.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -191,9 +191,8 @@ impl Downloads {
         let resumed = self
             .resuming
             .lock()
-            .unwrap()
             .remove(&(user_id.clone(), url.to_string()));
-        let mut records = self.records.lock().unwrap();
+        let mut records = self.records.lock();
         if let Some(d) = resumed.and_then(|id| records.iter_mut().find(|d| d.id == id)) {
             d.guid = guid.to_string();
             d.state = DownloadState::InProgress;
@@ -234,7 +233,7 @@ impl Downloads {
         total: f64,
         reported: Reported,
     ) -> Option<Progressed> {
-        let mut records = self.records.lock().unwrap();
+        let mut records = self.records.lock();
         let d = records.iter_mut().find(|d| d.guid == guid)?;
         let mut out = Progressed {
             tab_id: d.tab_id.clone(),
@@ -307,7 +306,6 @@ impl Downloads {
     ) -> Vec<Download> {
         self.records
             .lock()
-            .unwrap()
             .iter()
             .rev()
             .filter(|d| caller.owns(d.user_id.as_deref()))
@@ -321,7 +319,6 @@ impl Downloads {
     pub fn get(&self, caller: &crate::caller::Caller, id: &str) -> Option<Download> {
         self.records
             .lock()
-            .unwrap()
             .iter()
             .find(|d| d.id == id && caller.owns(d.user_id.as_deref()))
             .cloned()
@@ -329,7 +326,7 @@ impl Downloads {
 
     /// The download `id` was cancelled in the browser.
     pub fn cancelled(&self, id: &str) {
-        if let Some(d) = self.records.lock().unwrap().iter_mut().find(|d| d.id == id) {
+        if let Some(d) = self.records.lock().iter_mut().find(|d| d.id == id) {
             d.state = DownloadState::Cancelled;
             d.end_time = Some(crate::clock::now_ms());
         }
@@ -339,7 +336,6 @@ impl Downloads {
     pub fn folder_of(&self, user: Option<&str>) -> PathBuf {
         self.folders
             .lock()
-            .unwrap()
             .get(&user.map(str::to_string))
             .cloned()
             .unwrap_or_else(|| self.folder.clone())
@@ -347,20 +343,17 @@ impl Downloads {
 
     /// `user`'s finished downloads go to `folder` from now on.
     pub fn set_folder_of(&self, user: Option<String>, folder: PathBuf) {
-        self.folders.lock().unwrap().insert(user, folder);
+        self.folders.lock().insert(user, folder);
     }
 
     /// The next download of `url` for `user` is `id` started again.
     pub fn expect_resume(&self, user: Option<String>, url: String, id: &str) {
-        self.resuming
-            .lock()
-            .unwrap()
-            .insert((user, url), id.to_string());
+        self.resuming.lock().insert((user, url), id.to_string());
     }
 
     /// `id` is not being started again after all.
     pub fn forget_resume(&self, id: &str) {
-        self.resuming.lock().unwrap().retain(|_, v| v != id);
+        self.resuming.lock().retain(|_, v| v != id);
     }
 }
 

@@ -1,5 +1,8 @@
-//! One error type for the engine. Every failure carries an ABP error code, so
-//! frontends map it to a status and a body without guessing.
+//! One error type for the engine, in the engine's terms: an ABP error code
+//! (what kind of failure), a message (what went wrong), and the next step a
+//! client can take. No HTTP status and no route: each frontend maps the code
+//! to its own answer (REST: a status; MCP: an `isError` result) and says
+//! the next step its own way (a route, a tool).
 
 use serde::Serialize;
 
@@ -54,40 +57,6 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub fn http_status(self) -> u16 {
-        match self {
-            ErrorCode::InvalidRequest
-            | ErrorCode::ElementNotVisible
-            | ErrorCode::ElementNotInteractable
-            | ErrorCode::DialogNotPresent
-            | ErrorCode::FileNotFound
-            | ErrorCode::FileNotReadable
-            | ErrorCode::DownloadFailed
-            | ErrorCode::EvaluationError => 400,
-            ErrorCode::TabNotFound
-            | ErrorCode::NotFound
-            | ErrorCode::FileChooserNotPresent
-            | ErrorCode::DownloadNotFound
-            | ErrorCode::ElementNotFound
-            | ErrorCode::SelectorNotFound => 404,
-            ErrorCode::HumanMode | ErrorCode::StaleRef | ErrorCode::Conflict => 409,
-            ErrorCode::LimitReached => 429,
-            ErrorCode::WaitTimeout => 408,
-            ErrorCode::Unauthorized => 401,
-            ErrorCode::Forbidden | ErrorCode::PolicyDenied | ErrorCode::ApprovalRequired => 403,
-            ErrorCode::UnsupportedMediaType => 415,
-            ErrorCode::NotReady => 503,
-            // The page or address the client named could not be reached:
-            // the engine itself is fine.
-            ErrorCode::NetworkError | ErrorCode::NavigationFailed => 400,
-            ErrorCode::Timeout => 504,
-            ErrorCode::BrowserInitFailed
-            | ErrorCode::DevtoolsInitFailed
-            | ErrorCode::PluginFailed
-            | ErrorCode::Internal => 500,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::InvalidRequest => "INVALID_REQUEST",
@@ -126,11 +95,38 @@ impl ErrorCode {
     }
 }
 
+/// What a client can do about an error, in the engine's terms; each
+/// frontend names the route or tool that does it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NextStep {
+    /// Accept or dismiss the dialog that holds the tab.
+    AnswerDialog { tab_id: String },
+    /// Take a new snapshot of the tab (fresh refs).
+    Snapshot { tab_id: String },
+    /// Read the tab's numbered elements (browser-use's state).
+    ElementIndices { tab_id: String },
+    /// Take the tab's screenshot with the screenshot operation.
+    TabScreenshot { tab_id: String },
+    /// Choose an option of the open `<select>` by its indices.
+    ChooseOption,
+    /// Start the browser.
+    StartBrowser,
+    /// Ask the browser's status until it is ready.
+    BrowserStatus,
+    /// Hand the browser back to the agent (input mode "agent").
+    AgentInputMode,
+    /// List the loaded plugins and their actions.
+    ListActions,
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct Error {
     pub code: ErrorCode,
+    /// What went wrong, said for whoever drives the engine; a frontend adds
+    /// how to do [`Error::next`].
     pub message: String,
+    pub next: Option<NextStep>,
     /// Fields the error body carries besides `error` and `code` (an
     /// approval's id and prompt).
     pub details: Option<Box<serde_json::Map<String, serde_json::Value>>>,
@@ -143,8 +139,15 @@ impl Error {
         Error {
             code,
             message: message.into(),
+            next: None,
             details: None,
         }
+    }
+
+    /// The same error with the step that gets the client past it.
+    pub fn then(mut self, next: NextStep) -> Self {
+        self.next = Some(next);
+        self
     }
 
     /// The same error with these extra body fields.
@@ -159,8 +162,11 @@ impl Error {
     /// dialog blocks it: at once, rather than after a command times out.
     pub fn dialog_blocks(tab_id: &str) -> Self {
         Self::invalid(format!(
-            "a JavaScript dialog is open in tab {tab_id} and blocks the page; accept or dismiss it first (POST /tabs/{tab_id}/dialog/accept or /dismiss)"
+            "a JavaScript dialog is open in tab {tab_id} and blocks the page; accept or dismiss it first"
         ))
+        .then(NextStep::AnswerDialog {
+            tab_id: tab_id.to_string(),
+        })
     }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Internal, message)

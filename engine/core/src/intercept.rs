@@ -3,8 +3,9 @@
 //! fail it (`abort`) or let it go on, optionally with changed headers
 //! (`continue`). No browser here: the rules and their matching.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -34,14 +35,14 @@ impl Interception {
     /// Whether a request of `user`'s tab `tab_id` may be intercepted at all.
     pub fn applies_to(&self, user: Option<&str>, tab_id: &str) -> bool {
         !self.registry.interceptors().is_empty()
-            || self.rules.lock().unwrap().iter().any(|r| {
+            || self.rules.lock().iter().any(|r| {
                 r.user.as_deref() == user && r.tab_id.as_deref().is_none_or(|t| t == tab_id)
             })
     }
 
     /// The first of `user`'s rules that matches, counted as a hit.
     pub fn rule_for(&self, user: Option<&str>, tab_id: &str, url: &str) -> Option<InterceptRule> {
-        let mut rules = self.rules.lock().unwrap();
+        let mut rules = self.rules.lock();
         let rule = rules
             .iter_mut()
             .find(|r| r.user.as_deref() == user && r.matches(tab_id, url))?;

@@ -28,4 +28,4 @@ pub use action::record;
 pub use action::{ActionOptions, Envelope, NavigationHint};
 pub use caller::{Caller, Scope, Scopes};
 pub use engine::{Engine, EngineConfig, InputMode, observe, oneshot, users};
-pub use error::{Error, ErrorCode, Result};
+pub use error::{Error, ErrorCode, NextStep, Result};

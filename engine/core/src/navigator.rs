@@ -25,12 +25,12 @@ use tokio::sync::{Mutex, oneshot};
 
 use crate::error::{Error, ErrorCode, Result};
 
-type Pending = Arc<std::sync::Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+type Pending = Arc<parking_lot::Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
 
 /// An event of one session: (method, params).
 pub type SessionEvent = (String, Value);
 type Subscribers =
-    Arc<std::sync::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<SessionEvent>>>>;
+    Arc<parking_lot::Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<SessionEvent>>>>;
 
 /// One browser's navigation connection, opened on first use and again after
 /// it breaks.
@@ -139,17 +139,14 @@ impl Navigator {
             *conn = Some(self.connect().await?);
         }
         let conn = conn.as_ref().expect("connected above");
-        conn.subscribers
-            .lock()
-            .unwrap()
-            .insert(session.to_string(), tx);
+        conn.subscribers.lock().insert(session.to_string(), tx);
         Ok(rx)
     }
 
     /// Stops following `session`'s events.
     pub async fn unsubscribe(&self, session: &str) {
         if let Some(conn) = self.conn.lock().await.as_ref() {
-            conn.subscribers.lock().unwrap().remove(session);
+            conn.subscribers.lock().remove(session);
         }
     }
 
@@ -215,7 +212,7 @@ impl Navigator {
                 *conn = Some(self.connect().await?);
             }
             let conn = conn.as_ref().expect("connected above");
-            conn.pending.lock().unwrap().insert(id, tx);
+            conn.pending.lock().insert(id, tx);
             conn.outgoing
                 .send(message.to_string())
                 .map_err(|_| Error::internal("the navigation connection closed"))?;
@@ -261,7 +258,7 @@ impl Navigator {
                                 continue;
                             };
                             if let Some(id) = reply.get("id").and_then(Value::as_u64) {
-                                if let Some(waiter) = answers.lock().unwrap().remove(&id) {
+                                if let Some(waiter) = answers.lock().remove(&id) {
                                     let _ = waiter.send(reply);
                                 }
                             } else if let (Some(session), Some(method)) = (
@@ -270,7 +267,7 @@ impl Navigator {
                             ) {
                                 // Events of sessions someone follows; the
                                 // rest are chromiumoxide's business.
-                                let mut followers = followers.lock().unwrap();
+                                let mut followers = followers.lock();
                                 if let Some(follower) = followers.get(session) {
                                     let params = reply.get("params").cloned().unwrap_or(Value::Null);
                                     if follower.send((method.to_string(), params)).is_err() {
@@ -286,8 +283,8 @@ impl Navigator {
             }
             // Waiters see their sender dropped: "connection closed";
             // followers see their stream end.
-            answers.lock().unwrap().clear();
-            followers.lock().unwrap().clear();
+            answers.lock().clear();
+            followers.lock().clear();
         });
         Ok(Connection {
             outgoing,

@@ -6,8 +6,9 @@
 //! the caller's last one active, a frame nobody claims is credited to the
 //! active tab only while every tab has one owner.
 
+use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 
 use crate::caller::Caller;
 
@@ -42,32 +43,27 @@ impl<T> Default for TabTable<T> {
 
 impl<T: Listed> TabTable<T> {
     pub fn all(&self) -> Vec<Arc<T>> {
-        self.tabs.read().unwrap().clone()
+        self.tabs.read().clone()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tabs.read().unwrap().is_empty()
+        self.tabs.read().is_empty()
     }
 
     /// Every tab, taken out of the table (the browser went away). A
     /// restart reopens them under their ids and keeps the active ones
     /// (`forget_active` false); a browser stopped forgets them.
     pub fn take_all(&self, forget_active: bool) -> Vec<Arc<T>> {
-        let tabs = std::mem::take(&mut *self.tabs.write().unwrap());
+        let tabs = std::mem::take(&mut *self.tabs.write());
         if forget_active {
-            self.active.lock().unwrap().clear();
+            self.active.lock().clear();
         }
         tabs
     }
 
     /// A tab whoever owns it: for the engine's own bookkeeping only.
     pub fn any(&self, id: &str) -> Option<Arc<T>> {
-        self.tabs
-            .read()
-            .unwrap()
-            .iter()
-            .find(|t| t.id() == id)
-            .cloned()
+        self.tabs.read().iter().find(|t| t.id() == id).cloned()
     }
 
     /// The caller's tab `id`; another user's is not found.
@@ -79,7 +75,6 @@ impl<T: Listed> TabTable<T> {
     pub fn of(&self, caller: &Caller) -> Vec<Arc<T>> {
         self.tabs
             .read()
-            .unwrap()
             .iter()
             .filter(|t| caller.owns(t.owner().as_deref()))
             .cloned()
@@ -91,7 +86,6 @@ impl<T: Listed> TabTable<T> {
     pub fn find_map<R>(&self, find: impl Fn(&T) -> Option<R>) -> Option<(Arc<T>, R)> {
         self.tabs
             .read()
-            .unwrap()
             .iter()
             .find_map(|t| find(t).map(|found| (t.clone(), found)))
     }
@@ -99,7 +93,6 @@ impl<T: Listed> TabTable<T> {
     pub fn by_target(&self, target: &str) -> Option<Arc<T>> {
         self.tabs
             .read()
-            .unwrap()
             .iter()
             .find(|t| t.target() == target)
             .cloned()
@@ -110,8 +103,8 @@ impl<T: Listed> TabTable<T> {
     pub fn add(&self, tab: Arc<T>, active: bool) {
         let owner = tab.owner();
         let id = tab.id().to_string();
-        self.tabs.write().unwrap().push(tab);
-        let mut actives = self.active.lock().unwrap();
+        self.tabs.write().push(tab);
+        let mut actives = self.active.lock();
         if active || !actives.contains_key(&owner) {
             actives.insert(owner, id);
         }
@@ -120,12 +113,12 @@ impl<T: Listed> TabTable<T> {
     /// Lists a tab last without making it active (a popup, a tab reopened
     /// after a restart).
     pub fn push(&self, tab: Arc<T>) {
-        self.tabs.write().unwrap().push(tab);
+        self.tabs.write().push(tab);
     }
 
     /// Puts `fresh` in `old`'s place; false when `old` is no longer listed.
     pub fn replace(&self, old: &Arc<T>, fresh: Arc<T>) -> bool {
-        let mut tabs = self.tabs.write().unwrap();
+        let mut tabs = self.tabs.write();
         match tabs.iter_mut().find(|t| Arc::ptr_eq(t, old)) {
             Some(slot) => {
                 *slot = fresh;
@@ -139,7 +132,7 @@ impl<T: Listed> TabTable<T> {
     /// tab becomes active.
     pub fn remove(&self, id: &str) {
         let (owner, last) = {
-            let mut tabs = self.tabs.write().unwrap();
+            let mut tabs = self.tabs.write();
             let owner = tabs.iter().find(|t| t.id() == id).map(|t| t.owner());
             tabs.retain(|t| t.id() != id);
             let Some(owner) = owner else { return };
@@ -150,7 +143,7 @@ impl<T: Listed> TabTable<T> {
                 .map(|t| t.id().to_string());
             (owner, last)
         };
-        let mut actives = self.active.lock().unwrap();
+        let mut actives = self.active.lock();
         if actives.get(&owner).map(String::as_str) == Some(id) {
             match last {
                 Some(last) => actives.insert(owner, last),
@@ -163,8 +156,8 @@ impl<T: Listed> TabTable<T> {
     /// only when every tab has the same owner: a download is never
     /// credited to another user.
     pub fn for_frame(&self, frame: &str) -> Option<Arc<T>> {
-        let actives: Vec<String> = self.active.lock().unwrap().values().cloned().collect();
-        let tabs = self.tabs.read().unwrap();
+        let actives: Vec<String> = self.active.lock().values().cloned().collect();
+        let tabs = self.tabs.read();
         if let Some(tab) = tabs
             .iter()
             .find(|t| t.target() == frame || t.has_frame(frame))
@@ -181,7 +174,6 @@ impl<T: Listed> TabTable<T> {
     pub fn active(&self, caller: &Caller) -> Option<String> {
         self.active
             .lock()
-            .unwrap()
             .get(&caller.user_id().map(str::to_string))
             .cloned()
     }
@@ -189,18 +181,17 @@ impl<T: Listed> TabTable<T> {
     pub fn set_active(&self, caller: &Caller, id: &str) {
         self.active
             .lock()
-            .unwrap()
             .insert(caller.user_id().map(str::to_string), id.to_string());
     }
 
     /// The tab's place in the whole list.
     pub fn position(&self, id: &str) -> Option<usize> {
-        self.tabs.read().unwrap().iter().position(|t| t.id() == id)
+        self.tabs.read().iter().position(|t| t.id() == id)
     }
 
     /// Moves tab `id` to `index` in the whole list (clamped).
     pub fn move_to(&self, id: &str, index: usize) {
-        let mut tabs = self.tabs.write().unwrap();
+        let mut tabs = self.tabs.write();
         if let Some(from) = tabs.iter().position(|t| t.id() == id) {
             let tab = tabs.remove(from);
             let index = index.min(tabs.len());
@@ -212,7 +203,6 @@ impl<T: Listed> TabTable<T> {
     pub fn index_in(&self, caller: &Caller, tab: &Arc<T>) -> usize {
         self.tabs
             .read()
-            .unwrap()
             .iter()
             .filter(|t| caller.owns(t.owner().as_deref()))
             .position(|t| Arc::ptr_eq(t, tab))
@@ -223,7 +213,7 @@ impl<T: Listed> TabTable<T> {
     /// (pinned tabs lead); the place it got. Other users' tabs keep their
     /// places.
     pub fn place(&self, caller: &Caller, tab: &Arc<T>, wanted: usize) -> usize {
-        let mut tabs = self.tabs.write().unwrap();
+        let mut tabs = self.tabs.write();
         let Some(from) = tabs.iter().position(|t| Arc::ptr_eq(t, tab)) else {
             return 0;
         };

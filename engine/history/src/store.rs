@@ -1,8 +1,9 @@
 //! `HistoryStore`: the async handle over the writer and reader lanes.
 
+use parking_lot::Mutex;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior};
@@ -585,12 +586,9 @@ impl HistoryStore {
             .ok_or(Error::NoCurrentSession)
     }
 
-    fn current_lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+    fn current_lock(&self) -> parking_lot::MutexGuard<'_, Option<String>> {
         // The guarded value is a plain id, valid even after a panic elsewhere.
-        self.inner
-            .current_session
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.current_session.lock()
     }
 
     /// Runs raw SQL on the writer connection (tests simulate faults with it).

@@ -7,7 +7,8 @@
 
 mod content;
 
-use std::sync::{Arc, Mutex, Weak};
+use parking_lot::Mutex;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -20,6 +21,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
+use wabp_api::errors::{Voice, said};
 use wabp_api::{Catalogue, Services};
 use wabp_core::{Caller, Error};
 
@@ -168,10 +170,11 @@ impl WabpMcp {
         match outcome {
             Ok(content) => CallToolResult::success(content),
             Err(e) => {
+                let text = said(&e, Voice::Tools);
                 let text = if name == wabp_api::CAPTURE_TOOL {
-                    format!("Screenshot capture failed: {}", e.message)
+                    format!("Screenshot capture failed: {text}")
                 } else {
-                    format!("{} ({})", e.message, e.code.as_str())
+                    format!("{text} ({})", e.code.as_str())
                 };
                 // What to retry with (an approval's id) comes along as JSON.
                 let text = match &e.details {
@@ -243,7 +246,7 @@ async fn follow_registry(ctx: Weak<Context>) {
         report_unlisted(&ctx.catalogue);
         ctx.tools_version.send_modify(|v| *v += 1);
         let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = ctx.peers.lock().unwrap_or_else(|e| e.into_inner());
+            let mut peers = ctx.peers.lock();
             peers.retain(|p| !p.is_transport_closed());
             peers.clone()
         };
@@ -354,7 +357,7 @@ impl ServerHandler for WabpMcp {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let mut peers = self.ctx.peers.lock().unwrap_or_else(|e| e.into_inner());
+        let mut peers = self.ctx.peers.lock();
         peers.retain(|p| !p.is_transport_closed());
         peers.push(context.peer);
     }

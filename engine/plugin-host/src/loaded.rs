@@ -50,7 +50,7 @@ pub struct PluginBase {
     pub manifest: Manifest,
     pub name: Arc<str>,
     /// Why the last failed call failed, if one did (shown by `GET /plugins`).
-    pub last_failure: std::sync::Mutex<Option<String>>,
+    pub last_failure: parking_lot::Mutex<Option<String>>,
     grants: HashSet<Capability>,
     runtime: Arc<Runtime>,
 }
@@ -299,7 +299,7 @@ impl PluginBase {
     /// Keeps a failed call's cause, and what the host did about it, for
     /// `GET /plugins` until the plugin is reloaded.
     fn remember_failure(&self, failure: &PluginFailure, consequence: &str) {
-        *self.last_failure.lock().unwrap() = Some(format!(
+        *self.last_failure.lock() = Some(format!(
             "{} (at {} ms since the epoch; {consequence})",
             failure.message,
             wabp_core::clock::now_ms() as u64

@@ -2,9 +2,10 @@
 //! from them, and loading/reloading. A lookup hands out an `Arc` of the
 //! current version, so swaps never disturb calls in flight.
 
+use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use wabp_core::plugin::{
     ActionHandler, ActionSpec, ApprovalPolicy, MarkupRenderer, PluginInfo, PluginRegistry,
@@ -119,7 +120,7 @@ impl Registry {
         };
         let hash = content_hash(&bytes);
         let unchanged = {
-            let slots = self.slots.read().unwrap();
+            let slots = self.slots.read();
             slots.iter().find(|s| s.source == source).is_some_and(|s| {
                 s.active.as_ref().is_some_and(|a| {
                     a.hash == hash
@@ -163,7 +164,7 @@ impl Registry {
             let _ = self.load_folder_plugin(dir).await;
         }
         let removed = {
-            let mut slots = self.slots.write().unwrap();
+            let mut slots = self.slots.write();
             let before = slots.len();
             slots.retain(|s| match &s.source {
                 Source::Folder(path) => !path.starts_with(root) || dirs.contains(path),
@@ -184,7 +185,7 @@ impl Registry {
         failed_hash: Option<[u8; 32]>,
     ) {
         {
-            let mut slots = self.slots.write().unwrap();
+            let mut slots = self.slots.write();
             let index = match slots.iter().position(|s| s.source == source) {
                 Some(i) => i,
                 None => {
@@ -221,7 +222,7 @@ impl Registry {
     /// Rebuilds the lookup maps: built-ins first, folder plugins override.
     fn rebuild(&self) {
         let mut lookup = Lookup::default();
-        let slots = self.slots.read().unwrap();
+        let slots = self.slots.read();
         for slot in slots.iter() {
             let Some(plugin) = &slot.active else { continue };
             let overriding = matches!(slot.source, Source::Folder(_));
@@ -289,12 +290,12 @@ impl Registry {
             }
         }
         drop(slots);
-        *self.lookup.write().unwrap() = Arc::new(lookup);
+        *self.lookup.write() = Arc::new(lookup);
         self.changes.send_modify(|n| *n += 1);
     }
 
     fn current(&self) -> Arc<Lookup> {
-        self.lookup.read().unwrap().clone()
+        self.lookup.read().clone()
     }
 }
 
@@ -335,7 +336,7 @@ impl PluginRegistry for Registry {
             .collect()
     }
     fn plugins(&self) -> Vec<PluginInfo> {
-        let slots = self.slots.read().unwrap();
+        let slots = self.slots.read();
         slots
             .iter()
             .map(|slot| {
@@ -382,7 +383,7 @@ impl PluginRegistry for Registry {
                     last_failure: slot
                         .active
                         .as_ref()
-                        .and_then(|a| a.last_failure.lock().unwrap().clone()),
+                        .and_then(|a| a.last_failure.lock().clone()),
                     loaded_at_ms: slot.loaded_at_ms,
                 }
             })

@@ -1,8 +1,9 @@
 //! The wasmtime engine: one per process, with an epoch ticker, a compiled
 //! component cache keyed by content hash, and one linker per plugin kind.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -99,14 +100,14 @@ impl Runtime {
     /// Identical bytes compile once.
     pub fn compile(&self, plugin: &str, bytes: &[u8]) -> Result<([u8; 32], Component)> {
         let hash = content_hash(bytes);
-        if let Some(component) = self.cache.lock().unwrap().get(&hash) {
+        if let Some(component) = self.cache.lock().get(&hash) {
             return Ok((hash, component.clone()));
         }
         let component = Component::new(&self.engine, bytes).map_err(|e| Error::Load {
             plugin: plugin.into(),
             message: format!("not a valid component: {e}"),
         })?;
-        self.cache.lock().unwrap().insert(hash, component.clone());
+        self.cache.lock().insert(hash, component.clone());
         Ok((hash, component))
     }
 

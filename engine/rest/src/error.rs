@@ -1,10 +1,12 @@
 //! Errors as ABP answers them: `{"error": "...", "code": "..."}` with the
-//! status the code implies. 5xx details are logged too.
+//! status the code implies, said for a REST client (`wabp_api::errors`:
+//! next steps as routes, internal failures as an id the log has).
 
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use wabp_api::errors::{Voice, said};
 use wabp_core::{Error, ErrorCode};
 
 pub struct ApiError(pub Error);
@@ -17,16 +19,50 @@ impl From<Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.0.code.http_status())
-            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        if status.is_server_error() {
-            tracing::error!(code = self.0.code.as_str(), "{}", self.0.message);
-        }
-        let mut body = json!({ "error": self.0.message, "code": self.0.code.as_str() });
+        let status = status_of(self.0.code);
+        let text = said(&self.0, Voice::Rest);
+        let mut body = json!({ "error": text, "code": self.0.code.as_str() });
         if let (Some(details), Some(fields)) = (self.0.details, body.as_object_mut()) {
             fields.extend(*details);
         }
         (status, Json(body)).into_response()
+    }
+}
+
+/// The HTTP status of each kind of failure.
+pub fn status_of(code: ErrorCode) -> StatusCode {
+    match code {
+        ErrorCode::InvalidRequest
+        | ErrorCode::ElementNotVisible
+        | ErrorCode::ElementNotInteractable
+        | ErrorCode::DialogNotPresent
+        | ErrorCode::FileNotFound
+        | ErrorCode::FileNotReadable
+        | ErrorCode::DownloadFailed
+        | ErrorCode::EvaluationError => StatusCode::BAD_REQUEST,
+        ErrorCode::TabNotFound
+        | ErrorCode::NotFound
+        | ErrorCode::FileChooserNotPresent
+        | ErrorCode::DownloadNotFound
+        | ErrorCode::ElementNotFound
+        | ErrorCode::SelectorNotFound => StatusCode::NOT_FOUND,
+        ErrorCode::HumanMode | ErrorCode::StaleRef | ErrorCode::Conflict => StatusCode::CONFLICT,
+        ErrorCode::LimitReached => StatusCode::TOO_MANY_REQUESTS,
+        ErrorCode::WaitTimeout => StatusCode::REQUEST_TIMEOUT,
+        ErrorCode::Unauthorized => StatusCode::UNAUTHORIZED,
+        ErrorCode::Forbidden | ErrorCode::PolicyDenied | ErrorCode::ApprovalRequired => {
+            StatusCode::FORBIDDEN
+        }
+        ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ErrorCode::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+        // The page or address the client named could not be reached: the
+        // engine itself is fine.
+        ErrorCode::NetworkError | ErrorCode::NavigationFailed => StatusCode::BAD_REQUEST,
+        ErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,
+        ErrorCode::BrowserInitFailed
+        | ErrorCode::DevtoolsInitFailed
+        | ErrorCode::PluginFailed
+        | ErrorCode::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

@@ -222,7 +222,7 @@ impl CatalogueBrowser {
         input.insert("tab_id".into(), Value::String(self.tab_id.clone()));
         super::run_operation(&self.ctx, name, Value::Object(input))
             .await
-            .map_err(|e| e.message)
+            .map_err(|e| crate::errors::said(&e, crate::errors::Voice::Tools))
     }
 }
 

@@ -332,7 +332,11 @@ fn failed(e: Error, running: bool) -> Result<Output> {
         ErrorCode::NotReady if !running => answer(false, NOT_RUNNING, None),
         // Who may call what is the caller's answer, not the tool's.
         ErrorCode::Unauthorized | ErrorCode::Forbidden => Err(e),
-        _ => answer(false, e.message, None),
+        _ => answer(
+            false,
+            crate::errors::said(&e, crate::errors::Voice::Tools),
+            None,
+        ),
     }
 }
 

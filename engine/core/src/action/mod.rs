@@ -500,10 +500,7 @@ async fn execute<T: ActionTab>(
             serde_json::json!({
                 "status": "interrupted_by_dialog",
                 "error": err.message,
-                "hint": format!(
-                    "a dialog opened during the action and holds the page; the rest of the action's input was not sent: answer it (POST /tabs/{}/dialog/accept or /dismiss), then retry if needed",
-                    tab.id()
-                ),
+                "hint": "a dialog opened during the action and holds the page; the rest of the action's input was not sent: accept or dismiss it, then retry if needed",
             })
         }
         Err(err) => {
@@ -725,7 +722,7 @@ pub(crate) fn held_by_beforeunload(result: &mut Value, tab_id: &str, more: Optio
     }
     result["status"] = serde_json::json!("blocked_by_beforeunload");
     result["hint"] = serde_json::json!(format!(
-        "the page asks before leaving: accept the dialog (POST /tabs/{tab_id}/dialog/accept) to leave, dismiss it to stay{}",
+        "the page asks before leaving (tab {tab_id}): accept the dialog to leave, dismiss it to stay{}",
         more.map(|more| format!("; {more}")).unwrap_or_default()
     ));
 }

@@ -1,8 +1,9 @@
 //! The action loop on a fake tab: the order of its steps, and what it does
 //! when dispatch or the wait fails, the tab closes or a dialog opens.
 
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -55,17 +56,17 @@ impl FakeTab {
     }
 
     fn step(&self, name: &'static str) {
-        self.steps.lock().unwrap().push(name);
+        self.steps.lock().push(name);
     }
 
     fn take_steps(&self) -> Vec<&'static str> {
-        std::mem::take(&mut *self.steps.lock().unwrap())
+        std::mem::take(&mut *self.steps.lock())
     }
 
     /// Skips `budget_ms` of page time, or up to `until_ms` since the mark
     /// if that is more: the step, counted from the mark.
     fn skip(&self, budget_ms: f64, until_ms: f64) -> ClockStep {
-        let ran_ms = (self.marked.lock().unwrap().elapsed().as_secs_f64() * 1000.0
+        let ran_ms = (self.marked.lock().elapsed().as_secs_f64() * 1000.0
             - self.unseen_ms.load(Ordering::SeqCst) as f64)
             .max(0.0);
         let since = ran_ms + self.page_ms.load(Ordering::SeqCst) as f64;
@@ -99,17 +100,17 @@ impl ActionTab for FakeTab {
         self.dialog.load(Ordering::SeqCst)
     }
     fn page_failure(&self) -> Option<String> {
-        self.failure.lock().unwrap().clone()
+        self.failure.lock().clone()
     }
     fn set_action_deadline(&self, _deadline: Option<std::time::Instant>) {}
     fn take_noted(&self) -> Vec<crate::events::TabEvent> {
         Vec::new()
     }
     fn last_frame(&self) -> Option<CachedFrame> {
-        self.frame.lock().unwrap().clone()
+        self.frame.lock().clone()
     }
     fn set_last_frame(&self, frame: Option<CachedFrame>) {
-        *self.frame.lock().unwrap() = frame;
+        *self.frame.lock() = frame;
     }
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<TabSignal> {
         self.signals.subscribe()
@@ -130,7 +131,7 @@ impl ActionTab for FakeTab {
         }
         self.step("mark");
         self.page_ms.store(0, Ordering::SeqCst);
-        *self.marked.lock().unwrap() = std::time::Instant::now();
+        *self.marked.lock() = std::time::Instant::now();
         Ok(true)
     }
     async fn advance_clock(&self, budget_ms: f64, until_ms: f64) -> Result<Option<ClockStep>> {
@@ -283,7 +284,7 @@ struct Log {
 #[async_trait]
 impl ActionLog for Log {
     async fn record(&self, action: LoggedAction) -> Result<String> {
-        let mut actions = self.actions.lock().unwrap();
+        let mut actions = self.actions.lock();
         actions.push(action);
         Ok(format!("act_{}", actions.len()))
     }
@@ -369,7 +370,7 @@ async fn steps_run_in_order_and_a_frozen_page_reuses_its_last_frame() {
     assert_eq!(before.virtual_time_ms, after.virtual_time_ms);
     assert_eq!(before.data, after.data);
     assert_eq!(second.action_id.as_deref(), Some("act_2"));
-    let recorded = log.actions.lock().unwrap();
+    let recorded = log.actions.lock();
     assert_eq!(recorded.len(), 2);
     assert_eq!(recorded[0].action_type, "poke");
     assert_eq!(recorded[0].user_id.as_deref(), Some("alice"));
@@ -490,7 +491,7 @@ async fn a_failed_dispatch_refreezes_and_is_still_recorded() {
         tab.frozen.load(Ordering::SeqCst),
         "the page is frozen again"
     );
-    let recorded = log.actions.lock().unwrap();
+    let recorded = log.actions.lock();
     assert_eq!(recorded.len(), 1);
     assert_eq!(recorded[0].outcome.as_ref().unwrap_err(), "no such element");
 }
@@ -607,5 +608,5 @@ async fn bad_options_fail_before_the_page_is_touched() {
         err.message
     );
     assert!(tab.take_steps().is_empty());
-    assert_eq!(log.actions.lock().unwrap().len(), 1, "recorded as failed");
+    assert_eq!(log.actions.lock().len(), 1, "recorded as failed");
 }

@@ -43,7 +43,7 @@ impl Engine {
         };
         rule.check()?;
         {
-            let mut rules = self.interception.rules.lock().unwrap();
+            let mut rules = self.interception.rules.lock();
             if rules.iter().filter(|r| r.user == rule.user).count() >= MAX_RULES {
                 return Err(Error::new(
                     ErrorCode::LimitReached,
@@ -62,7 +62,6 @@ impl Engine {
         self.interception
             .rules
             .lock()
-            .unwrap()
             .iter()
             .filter(|r| r.user.as_deref() == user)
             .cloned()
@@ -79,7 +78,7 @@ impl Engine {
     ) -> Result<usize> {
         let user = caller.user_id().map(str::to_string);
         let removed = {
-            let mut rules = self.interception.rules.lock().unwrap();
+            let mut rules = self.interception.rules.lock();
             let before = rules.len();
             rules.retain(|r| {
                 let doomed = r.user == user

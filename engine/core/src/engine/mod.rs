@@ -21,7 +21,9 @@ pub mod users;
 pub use network::CurlRequest;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex as StdMutex, RwLock};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::page::StopLoadingParams;
@@ -48,7 +50,7 @@ use crate::caller::Caller;
 use crate::capture::{CaptureOptions, Screenshot};
 use crate::clock::now_ms;
 use crate::downloads::{Download, DownloadState};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, NextStep, Result};
 use crate::events::TabSignal;
 use crate::events::{self, TabEvent};
 use crate::plugin::{ActionContext, PageHost, PluginRegistry};
@@ -225,7 +227,7 @@ pub(crate) struct OwnPageOpening<'a> {
 impl OwnPageOpening<'_> {
     /// The page it opened.
     pub(crate) fn opened(&self, target: &TargetId) {
-        let mut own = self.engine.own_pages.lock().unwrap();
+        let mut own = self.engine.own_pages.lock();
         own.opened.push_back(target.clone());
         if own.opened.len() > 64 {
             own.opened.pop_front();
@@ -235,7 +237,7 @@ impl OwnPageOpening<'_> {
 
 impl Drop for OwnPageOpening<'_> {
     fn drop(&mut self) {
-        self.engine.own_pages.lock().unwrap().opening -= 1;
+        self.engine.own_pages.lock().opening -= 1;
     }
 }
 
@@ -253,11 +255,11 @@ pub struct Engine {
     /// The downloads' records, folders and resumes (`downloads.rs`).
     downloads: crate::downloads::Downloads,
     /// Tabs thawed for human input mode, refrozen when the agent is back.
-    thawed_for_human: StdMutex<Vec<String>>,
-    browser_events: StdMutex<Option<tokio::task::JoinHandle<()>>>,
+    thawed_for_human: Mutex<Vec<String>>,
+    browser_events: Mutex<Option<tokio::task::JoinHandle<()>>>,
     action_log: RwLock<Option<Arc<dyn ActionLog>>>,
     browser: Arc<tokio::sync::RwLock<Option<BrowserProcess>>>,
-    users: StdMutex<users::UserSessions>,
+    users: Mutex<users::UserSessions>,
     lifecycle: RwLock<Lifecycle>,
     executable: RwLock<Option<PathBuf>>,
     sandbox: RwLock<crate::browser::Sandbox>,
@@ -270,16 +272,16 @@ pub struct Engine {
     restarts: std::sync::atomic::AtomicU32,
     /// Pages the engine opens itself (`Target.createTarget`): a page with
     /// no opener may be one of them.
-    own_pages: StdMutex<OwnPages>,
+    own_pages: Mutex<OwnPages>,
     /// New tabs loading their first page, not listed yet: a popup their
     /// page opens while it loads is theirs.
-    first_loads: StdMutex<Vec<Arc<Tab>>>,
-    input_mode: StdMutex<InputMode>,
+    first_loads: Mutex<Vec<Arc<Tab>>>,
+    input_mode: Mutex<InputMode>,
     /// Every user's interception rules, shared with the tabs.
     interception: Arc<crate::intercept::Interception>,
     /// Files each user's file choosers get as they open
     /// (`POST /file-chooser/configure`), by user id.
-    chooser_defaults: StdMutex<std::collections::HashMap<Option<String>, Vec<String>>>,
+    chooser_defaults: Mutex<std::collections::HashMap<Option<String>, Vec<String>>>,
 }
 
 impl Engine {
@@ -296,11 +298,11 @@ impl Engine {
             registry,
             begin_frame_control: Default::default(),
             downloads,
-            thawed_for_human: StdMutex::new(Vec::new()),
-            browser_events: StdMutex::new(None),
+            thawed_for_human: Mutex::new(Vec::new()),
+            browser_events: Mutex::new(None),
             action_log: RwLock::new(None),
             browser: Arc::new(tokio::sync::RwLock::new(None)),
-            users: StdMutex::new(Default::default()),
+            users: Mutex::new(Default::default()),
             lifecycle: RwLock::new(Lifecycle::Initializing),
             executable: RwLock::new(None),
             sandbox: RwLock::default(),
@@ -309,8 +311,8 @@ impl Engine {
             restarts: Default::default(),
             own_pages: Default::default(),
             first_loads: Default::default(),
-            chooser_defaults: StdMutex::new(Default::default()),
-            input_mode: StdMutex::new(InputMode::Agent),
+            chooser_defaults: Mutex::new(Default::default()),
+            input_mode: Mutex::new(InputMode::Agent),
         })
     }
 
@@ -318,7 +320,7 @@ impl Engine {
     pub async fn start(self: &Arc<Self>) -> Result<()> {
         let result = self.start_inner().await;
         if let Err(e) = &result {
-            *self.lifecycle.write().unwrap() = Lifecycle::Failed(e.message.clone());
+            *self.lifecycle.write() = Lifecycle::Failed(e.message.clone());
         }
         result
     }
@@ -340,20 +342,20 @@ impl Engine {
             self.spawn_browser_watch();
             self.follow_interceptors();
         }
-        *self.lifecycle.write().unwrap() = Lifecycle::Ready;
+        *self.lifecycle.write() = Lifecycle::Ready;
         tracing::info!("browser ready");
         Ok(())
     }
 
     /// The engine without a browser until `start_browser` (`--no-browser`).
     pub fn without_browser(&self) {
-        *self.lifecycle.write().unwrap() = Lifecycle::Stopped;
+        *self.lifecycle.write() = Lifecycle::Stopped;
     }
 
     /// Whether a browser is up (or coming up).
     pub fn browser_running(&self) -> bool {
         !matches!(
-            *self.lifecycle.read().unwrap(),
+            *self.lifecycle.read(),
             Lifecycle::Stopped | Lifecycle::ShutDown | Lifecycle::Failed(_)
         )
     }
@@ -362,7 +364,7 @@ impl Engine {
     /// as the engine was configured, or as the last start asked).
     pub async fn start_browser(self: &Arc<Self>, options: Option<BrowserOptions>) -> Result<()> {
         {
-            let mut lifecycle = self.lifecycle.write().unwrap();
+            let mut lifecycle = self.lifecycle.write();
             match &*lifecycle {
                 Lifecycle::Stopped | Lifecycle::Failed(_) => {}
                 Lifecycle::ShutDown => {
@@ -378,7 +380,7 @@ impl Engine {
             *lifecycle = Lifecycle::Initializing;
         }
         if let Some(options) = options {
-            *self.launch.write().unwrap() = options;
+            *self.launch.write() = options;
         }
         self.start().await
     }
@@ -387,7 +389,7 @@ impl Engine {
     /// that needs a browser answers "not running" until `start_browser`.
     pub async fn stop_browser(&self) {
         {
-            let mut lifecycle = self.lifecycle.write().unwrap();
+            let mut lifecycle = self.lifecycle.write();
             if matches!(*lifecycle, Lifecycle::ShutDown | Lifecycle::Stopped) {
                 return;
             }
@@ -404,7 +406,7 @@ impl Engine {
             tab.session.mark_closed();
         }
         self.forget_user_contexts();
-        if let Some(events) = self.browser_events.lock().unwrap().take() {
+        if let Some(events) = self.browser_events.lock().take() {
             events.abort();
         }
         if let Some(process) = self.browser.write().await.take() {
@@ -418,7 +420,7 @@ impl Engine {
 
     /// How the browser is (or will be) launched.
     pub fn launch_options(&self) -> BrowserOptions {
-        self.launch.read().unwrap().clone()
+        self.launch.read().clone()
     }
 
     /// Starts (or attaches to) the browser with the engine's options and
@@ -431,8 +433,8 @@ impl Engine {
             process.begin_frame_control,
             std::sync::atomic::Ordering::Relaxed,
         );
-        *self.executable.write().unwrap() = process.executable.clone();
-        *self.sandbox.write().unwrap() = process.sandbox.clone();
+        *self.executable.write() = process.executable.clone();
+        *self.sandbox.write() = process.sandbox.clone();
         let downloads = self.downloads_dir();
         std::fs::create_dir_all(&downloads).map_err(|e| {
             Error::new(
@@ -452,14 +454,14 @@ impl Engine {
             )
             .await?;
         let events = self.watch_browser_events(&process.browser).await?;
-        *self.browser_events.lock().unwrap() = Some(events);
+        *self.browser_events.lock() = Some(events);
         self.enable_navigation_fence(&process.browser).await?;
         *self.browser.write().await = Some(process);
         Ok(())
     }
 
     pub fn status(&self) -> BrowserStatus {
-        let lifecycle = self.lifecycle.read().unwrap();
+        let lifecycle = self.lifecycle.read();
         let (ready, state, message) = match &*lifecycle {
             Lifecycle::Initializing => (
                 false,
@@ -482,7 +484,7 @@ impl Engine {
             Lifecycle::Stopped => (
                 false,
                 "stopped",
-                Some("no browser is running; start one (POST /api/v1/browser/start)".to_string()),
+                Some("no browser is running; start one".to_string()),
             ),
             Lifecycle::ShutDown => (
                 false,
@@ -502,30 +504,33 @@ impl Engine {
             frame_driver: self.default_driver().name().into(),
             executable: self.executable_path(),
             restarts: self.restarts.load(std::sync::atomic::Ordering::Relaxed),
-            sandbox: self.sandbox.read().unwrap().clone(),
+            sandbox: self.sandbox.read().clone(),
             site_isolation: self.launch_options().site_isolation,
         }
     }
 
     fn ensure_ready(&self) -> Result<()> {
-        match &*self.lifecycle.read().unwrap() {
+        match &*self.lifecycle.read() {
             Lifecycle::Ready => Ok(()),
             Lifecycle::Initializing => Err(Error::new(
                 ErrorCode::NotReady,
-                "the browser is still starting; poll GET /api/v1/browser/status",
-            )),
+                "the browser is still starting; ask its status until it is ready",
+            )
+            .then(NextStep::BrowserStatus)),
             Lifecycle::Restarting => Err(Error::new(
                 ErrorCode::NotReady,
-                "the browser died and is restarting; poll GET /api/v1/browser/status",
-            )),
+                "the browser died and is restarting; ask its status until it is ready",
+            )
+            .then(NextStep::BrowserStatus)),
             Lifecycle::Failed(e) => Err(Error::new(
                 ErrorCode::BrowserInitFailed,
                 format!("the browser failed to start: {e}"),
             )),
             Lifecycle::Stopped => Err(Error::new(
                 ErrorCode::NotReady,
-                "the browser is not running; start it (POST /api/v1/browser/start)",
-            )),
+                "the browser is not running; start it",
+            )
+            .then(NextStep::StartBrowser)),
             Lifecycle::ShutDown => {
                 Err(Error::new(ErrorCode::NotReady, "the browser was shut down"))
             }
@@ -533,12 +538,12 @@ impl Engine {
     }
 
     pub async fn shutdown(&self, timeout: Duration) {
-        *self.lifecycle.write().unwrap() = Lifecycle::ShutDown;
+        *self.lifecycle.write() = Lifecycle::ShutDown;
         self.close_browser(timeout).await;
     }
 
     pub fn input_mode(&self) -> InputMode {
-        *self.input_mode.lock().unwrap()
+        *self.input_mode.lock()
     }
 
     fn ensure_agent_mode(&self) -> Result<()> {
@@ -546,8 +551,9 @@ impl Engine {
             InputMode::Agent => Ok(()),
             InputMode::Human => Err(Error::new(
                 ErrorCode::HumanMode,
-                "input mode is \"human\": actions are blocked; POST /api/v1/browser/input-mode {\"input_mode\": \"agent\"} to resume",
-            )),
+                "input mode is \"human\": actions are blocked until the input mode is \"agent\" again",
+            )
+            .then(NextStep::AgentInputMode)),
         }
     }
 
@@ -569,7 +575,6 @@ impl Engine {
     pub fn executable_path(&self) -> Option<String> {
         self.executable
             .read()
-            .unwrap()
             .as_ref()
             .map(|p| p.display().to_string())
     }
@@ -663,7 +668,6 @@ impl Engine {
         let defaults = self
             .chooser_defaults
             .lock()
-            .unwrap()
             .get(&user.map(str::to_string))
             .cloned();
         tab.set_chooser_defaults(defaults);
@@ -693,7 +697,7 @@ impl Engine {
         let tab = self
             .new_tab(self.next_tab_id(), context, user, None)
             .await?;
-        self.first_loads.lock().unwrap().push(tab.clone());
+        self.first_loads.lock().push(tab.clone());
         let loaded = if url == "about:blank" {
             Ok(())
         } else {
@@ -701,10 +705,7 @@ impl Engine {
         };
         // A window the page opened while it loaded is listed with it.
         tab.popups_settled(POPUPS_OF_FIRST_LOAD).await;
-        self.first_loads
-            .lock()
-            .unwrap()
-            .retain(|t| !Arc::ptr_eq(t, &tab));
+        self.first_loads.lock().retain(|t| !Arc::ptr_eq(t, &tab));
         if let Err(e) = loaded
             // A page that stops answering while it loads is kept: its next
             // use repairs it.
@@ -853,7 +854,7 @@ impl Engine {
 
     /// Counts a page the engine opens itself until the guard drops.
     pub(crate) fn own_page_opening(&self) -> OwnPageOpening<'_> {
-        self.own_pages.lock().unwrap().opening += 1;
+        self.own_pages.lock().opening += 1;
         OwnPageOpening { engine: self }
     }
 
@@ -864,7 +865,7 @@ impl Engine {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
         loop {
             {
-                let own = self.own_pages.lock().unwrap();
+                let own = self.own_pages.lock();
                 if own.opened.contains(target) {
                     return false;
                 }
@@ -886,7 +887,6 @@ impl Engine {
         listed.or_else(|| {
             self.first_loads
                 .lock()
-                .unwrap()
                 .iter()
                 .find(|t| &t.target_id == target)
                 .cloned()
@@ -1198,7 +1198,7 @@ impl Engine {
 
     /// The flight recorder every action goes to before its answer.
     pub fn set_action_log(&self, log: Arc<dyn ActionLog>) {
-        *self.action_log.write().unwrap() = Some(log);
+        *self.action_log.write() = Some(log);
     }
 
     /// Runs one action through the loop (`action.rs`) and records it.
@@ -1213,11 +1213,14 @@ impl Engine {
         self.ensure_agent_mode()?;
         if options.screenshot.area == ScreenshotArea::FullPage && kind.name != "screenshot" {
             return Err(Error::invalid(
-                "screenshot.area \"full_page\" is for the screenshot endpoint (POST or GET /tabs/{id}/screenshot); actions capture the viewport or a region of it",
-            ));
+                "screenshot.area \"full_page\" is for the screenshot operation only; actions capture the viewport or a region of it",
+            )
+            .then(NextStep::TabScreenshot {
+                tab_id: tab_id.to_string(),
+            }));
         }
         let tab = self.live_tab(caller, tab_id).await?;
-        let log = self.action_log.read().unwrap().clone();
+        let log = self.action_log.read().clone();
         let outcome = crate::action::run(
             tab.clone(),
             self.registry.clone(),
@@ -1226,7 +1229,14 @@ impl Engine {
             options.clone(),
             dispatch,
         )
-        .await;
+        .await
+        .map_err(|e| match e.code {
+            // A stale ref, from any plugin: a new snapshot of this tab.
+            ErrorCode::StaleRef if e.next.is_none() => e.then(NextStep::Snapshot {
+                tab_id: tab.id.clone(),
+            }),
+            _ => e,
+        });
         // The page stopped answering: repair the tab now, so the next
         // request finds it working.
         if tab.session.failure().is_none() {
@@ -1274,11 +1284,9 @@ impl Engine {
         let handler = self.registry.action(name).ok_or_else(|| {
             Error::new(
                 ErrorCode::NotFound,
-                format!(
-                    "no action named {:?}; GET /api/v1/plugins lists the available actions",
-                    crate::error::cut(name)
-                ),
+                format!("no action named {:?}", crate::error::cut(name)),
             )
+            .then(NextStep::ListActions)
         })?;
         if !params.is_object() {
             return Err(Error::invalid("action params must be a JSON object"));
@@ -1703,7 +1711,7 @@ impl Engine {
     /// Human mode resumes every frozen page so a person can use it; agent
     /// mode freezes again the ones it resumed.
     pub async fn set_input_mode(&self, mode: InputMode) -> Result<()> {
-        let previous = std::mem::replace(&mut *self.input_mode.lock().unwrap(), mode);
+        let previous = std::mem::replace(&mut *self.input_mode.lock(), mode);
         if previous == mode {
             return Ok(());
         }
@@ -1713,7 +1721,7 @@ impl Engine {
                 for tab in tabs {
                     if tab.driver().is_frozen().await {
                         match tab.driver().thaw().await {
-                            Ok(()) => self.thawed_for_human.lock().unwrap().push(tab.id.clone()),
+                            Ok(()) => self.thawed_for_human.lock().push(tab.id.clone()),
                             Err(err) => {
                                 tracing::warn!(tab = %tab.id, "not thawed for human mode: {}", err.message)
                             }
@@ -1722,7 +1730,7 @@ impl Engine {
                 }
             }
             InputMode::Agent => {
-                let thawed = std::mem::take(&mut *self.thawed_for_human.lock().unwrap());
+                let thawed = std::mem::take(&mut *self.thawed_for_human.lock());
                 for tab in tabs.iter().filter(|t| thawed.contains(&t.id)) {
                     if let Err(err) = tab.driver().freeze().await {
                         tracing::warn!(tab = %tab.id, "not refrozen for agent mode: {}", err.message);

@@ -27,7 +27,6 @@ impl Engine {
         let log = self
             .action_log
             .read()
-            .unwrap()
             .clone()
             .ok_or_else(|| Error::new(ErrorCode::NotFound, "this engine records no history"))?;
         // Calls whose bodies are still being fetched get them (bounded).
@@ -106,7 +105,7 @@ impl Engine {
                 request_id: String::new(),
                 mime_type: String::new(),
             };
-            let log = self.action_log.read().unwrap().clone().ok_or_else(|| {
+            let log = self.action_log.read().clone().ok_or_else(|| {
                 Error::new(
                     ErrorCode::NotFound,
                     "this engine records no history to tag into",

@@ -9,7 +9,7 @@ use crate::action::{ActionOptions, Envelope};
 use crate::caller::Caller;
 use crate::capture::{CaptureOptions, DEFAULT_MARKUP};
 use crate::engine::{Engine, TURN_LIMIT};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, NextStep, Result};
 use crate::refs::numbering_prelude;
 use crate::snapshot::{RefsFor, SnapshotFormat, SnapshotSource, window};
 use crate::tab::capture::take_screenshot;
@@ -240,8 +240,11 @@ impl Engine {
                 .filter(|&n| n >= 1)
                 .ok_or_else(|| {
                     invalid(format!(
-                        "{kind} needs \"index\", an element index from GET /tabs/{tab_id}/state"
+                        "{kind} needs \"index\", an element index from the tab's state"
                     ))
+                    .then(NextStep::ElementIndices {
+                        tab_id: tab_id.to_string(),
+                    })
                 })
         };
         let (name, params) = match kind {

@@ -238,7 +238,7 @@ impl Engine {
         };
         let user = caller.user_id().map(str::to_string);
         {
-            let mut defaults = self.chooser_defaults.lock().unwrap();
+            let mut defaults = self.chooser_defaults.lock();
             match &files {
                 Some(files) => defaults.insert(user, files.clone()),
                 None => defaults.remove(&user),

@@ -27,7 +27,7 @@ impl Engine {
             loop {
                 tokio::time::sleep(PROBE_EVERY).await;
                 let Some(engine) = weak.upgrade() else { return };
-                match &*engine.lifecycle.read().unwrap() {
+                match &*engine.lifecycle.read() {
                     Lifecycle::Ready => {}
                     Lifecycle::ShutDown => return,
                     _ => continue,
@@ -52,7 +52,7 @@ impl Engine {
     /// until a browser is back (or the engine is shut down).
     async fn restart_browser(self: &Arc<Self>) {
         {
-            let mut lifecycle = self.lifecycle.write().unwrap();
+            let mut lifecycle = self.lifecycle.write();
             if !matches!(*lifecycle, Lifecycle::Ready) {
                 return;
             }
@@ -64,7 +64,7 @@ impl Engine {
             tab.session.mark_closed();
         }
         self.forget_user_contexts();
-        if let Some(task) = self.browser_events.lock().unwrap().take() {
+        if let Some(task) = self.browser_events.lock().take() {
             task.abort();
         }
         if let Some(process) = self.browser.write().await.take() {
@@ -72,7 +72,7 @@ impl Engine {
         }
         let mut attempt = 0;
         loop {
-            if matches!(*self.lifecycle.read().unwrap(), Lifecycle::ShutDown) {
+            if matches!(*self.lifecycle.read(), Lifecycle::ShutDown) {
                 return;
             }
             match self.launch_browser().await {
@@ -100,7 +100,7 @@ impl Engine {
         {
             tracing::warn!("no tab after the restart: {}", e.message);
         }
-        let mut lifecycle = self.lifecycle.write().unwrap();
+        let mut lifecycle = self.lifecycle.write();
         if matches!(*lifecycle, Lifecycle::Restarting) {
             *lifecycle = Lifecycle::Ready;
         }

@@ -57,7 +57,7 @@ pub struct UserActivity {
 
 impl Drop for UserActivity {
     fn drop(&mut self) {
-        let mut users = self.engine.users.lock().unwrap();
+        let mut users = self.engine.users.lock();
         if let Some(s) = users.sessions.get_mut(&self.user) {
             s.in_flight = s.in_flight.saturating_sub(1);
             s.last_used = Instant::now();
@@ -68,7 +68,7 @@ impl Drop for UserActivity {
 impl Engine {
     /// Counts a request against its user's session (if it has one yet).
     pub fn user_activity(self: &Arc<Self>, user: &str) -> UserActivity {
-        let mut users = self.users.lock().unwrap();
+        let mut users = self.users.lock();
         if let Some(s) = users.sessions.get_mut(user) {
             s.in_flight += 1;
             s.last_used = Instant::now();
@@ -83,14 +83,14 @@ impl Engine {
     /// limit the longest-idle session is closed to make room.
     /// The browser went away with every context in it.
     pub(crate) fn forget_user_contexts(&self) {
-        self.users.lock().unwrap().sessions.clear();
+        self.users.lock().sessions.clear();
     }
 
     pub(crate) async fn user_context(&self, user: &str) -> Result<BrowserContextId> {
         check_user_id(user)?;
         loop {
             let victim = {
-                let mut users = self.users.lock().unwrap();
+                let mut users = self.users.lock();
                 if let Some(s) = users.sessions.get_mut(user) {
                     s.last_used = Instant::now();
                     return Ok(s.context.clone());
@@ -146,7 +146,7 @@ impl Engine {
             browser.browser.execute(behavior).await?;
             context
         };
-        let mut users = self.users.lock().unwrap();
+        let mut users = self.users.lock();
         // Two first requests of one user can race; keep the first context.
         if let Some(s) = users.sessions.get(user) {
             let existing = s.context.clone();
@@ -200,7 +200,7 @@ impl Engine {
 
     /// Closes a user's tabs and browser context.
     pub async fn close_user_session(&self, user: &str) {
-        let Some(session) = self.users.lock().unwrap().sessions.remove(user) else {
+        let Some(session) = self.users.lock().sessions.remove(user) else {
             return;
         };
         for tab in self
@@ -236,7 +236,6 @@ impl Engine {
                 let expired: Vec<String> = engine
                     .users
                     .lock()
-                    .unwrap()
                     .sessions
                     .iter()
                     .filter(|(_, s)| s.in_flight == 0 && s.last_used.elapsed() > ttl)
@@ -252,7 +251,7 @@ impl Engine {
 
     /// Users with a session, for `GET /sessions`-style listings.
     pub fn user_sessions(&self) -> Vec<(String, usize, u64)> {
-        let users = self.users.lock().unwrap();
+        let users = self.users.lock();
         let tabs = self.all_tabs();
         users
             .sessions

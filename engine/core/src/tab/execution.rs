@@ -290,11 +290,7 @@ impl FrameDriver {
         _turn: tokio::sync::OwnedMutexGuard<()>,
     ) -> Result<()> {
         let (token, previous) = {
-            let mut clock = self
-                .frames
-                .page_clock
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut clock = self.frames.page_clock.lock();
             (clock.token.clone(), clock.script.take())
         };
         let source = page_clock_source(&token, start);
@@ -328,11 +324,7 @@ impl FrameDriver {
             Err(_) if removed.is_err() => previous,
             Err(e) => return Err(e),
         };
-        self.frames
-            .page_clock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .script = script;
+        self.frames.page_clock.lock().script = script;
         Ok(())
     }
 
@@ -362,13 +354,7 @@ impl FrameDriver {
     /// page open before the engine attached). `None` when a dialog holds
     /// the page.
     async fn order_page_clock(&self, order: &str, start: ClockStart) -> Result<Option<Value>> {
-        let token = self
-            .frames
-            .page_clock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .token
-            .clone();
+        let token = self.frames.page_clock.lock().token.clone();
         let expression = format!("window.__wabpClock ? window.__wabpClock.{order} : null");
         for attempt in 0..2 {
             let Some(value) = self.ask_page(expression.clone()).await? else {
@@ -408,11 +394,7 @@ impl FrameDriver {
             return Ok(None);
         };
         let frozen_at = answer.as_f64().or(at).unwrap_or_else(crate::clock::now_ms);
-        self.frames
-            .page_clock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .frozen_at_ms = Some(frozen_at);
+        self.frames.page_clock.lock().frozen_at_ms = Some(frozen_at);
         self.register_page_clock(ClockStart::Frozen {
             at_ms: Some(frozen_at),
         })
@@ -424,11 +406,7 @@ impl FrameDriver {
     /// (see `page_clock.js`), from where it stopped.
     async fn thaw_page_clock(&self, register_running: bool) -> Result<Option<()>> {
         let shift_ms = {
-            let mut clock = self
-                .frames
-                .page_clock
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut clock = self.frames.page_clock.lock();
             if let Some(at) = clock.frozen_at_ms.take() {
                 clock.shift_ms = at - crate::clock::now_ms() - PAGE_CLOCK_THAW_DELAY_MS;
             }
@@ -560,11 +538,7 @@ impl FrameDriver {
             return Ok(None);
         };
         {
-            let mut clock = self
-                .frames
-                .page_clock
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut clock = self.frames.page_clock.lock();
             match clock.frozen_at_ms.as_mut() {
                 Some(at) => *at += step.advanced_ms,
                 None => clock.shift_ms += step.advanced_ms,
@@ -638,13 +612,7 @@ impl FrameDriver {
             return None;
         }
         drop(exec);
-        Some(
-            self.frames
-                .page_clock
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .page_time(),
-        )
+        Some(self.frames.page_clock.lock().page_time())
     }
 
     /// Stops the page. Returns whether it is frozen now, i.e. whether a capture

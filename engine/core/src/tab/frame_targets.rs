@@ -18,8 +18,9 @@
 //! tab's pump (`forwarded_events`), so their requests are captured and
 //! waited for like the page's, and their selects and pickers answered there.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -65,7 +66,7 @@ pub struct FrameTargets {
 
 impl Drop for FrameTargets {
     fn drop(&mut self) {
-        for follower in self.followers.lock().unwrap().drain(..) {
+        for follower in self.followers.lock().drain(..) {
             follower.abort();
         }
     }
@@ -114,10 +115,10 @@ impl FrameTargets {
     }
 
     async fn follow_page_again(self: Arc<Self>) {
-        self.sessions.lock().unwrap().clear();
-        self.roots.lock().unwrap().clear();
-        self.root_parents.lock().unwrap().clear();
-        self.scripts.lock().unwrap().clear();
+        self.sessions.lock().clear();
+        self.roots.lock().clear();
+        self.root_parents.lock().clear();
+        self.scripts.lock().clear();
         let mut delay = Duration::from_millis(100);
         for _ in 0..6 {
             match self.follow_page().await {
@@ -143,7 +144,7 @@ impl FrameTargets {
     /// Our session on the target rendering `frame`, if it is out of the
     /// page's process.
     pub fn session_of(&self, frame: &str) -> Option<String> {
-        self.sessions.lock().unwrap().get(frame).cloned()
+        self.sessions.lock().get(frame).cloned()
     }
 
     /// Every frame target: (its root frame id, our session on it).
@@ -151,7 +152,6 @@ impl FrameTargets {
         let mut roots: Vec<(String, String)> = self
             .roots
             .lock()
-            .unwrap()
             .iter()
             .map(|(f, s)| (f.clone(), s.clone()))
             .collect();
@@ -161,30 +161,26 @@ impl FrameTargets {
 
     /// Whether `frame` is the root of a frame target.
     pub fn is_root(&self, frame: &str) -> bool {
-        self.roots.lock().unwrap().contains_key(frame)
+        self.roots.lock().contains_key(frame)
     }
 
     /// The root frame of the frame target `session` is on.
     pub fn root_of_session(&self, session: &str) -> Option<String> {
         self.roots
             .lock()
-            .unwrap()
             .iter()
             .find(|(_, s)| s.as_str() == session)
             .map(|(f, _)| f.clone())
     }
 
     pub fn set_root_parent(&self, root: &str, parent: Option<String>) {
-        self.root_parents
-            .lock()
-            .unwrap()
-            .insert(root.to_string(), parent);
+        self.root_parents.lock().insert(root.to_string(), parent);
     }
 
     /// The frame a frame target's root sits in, read from its frame tree
     /// the first time.
     pub async fn parent_of_root(&self, root: &str) -> Option<String> {
-        if let Some(parent) = self.root_parents.lock().unwrap().get(root) {
+        if let Some(parent) = self.root_parents.lock().get(root) {
             return parent.clone();
         }
         let session = self.session_of(root)?;
@@ -208,19 +204,19 @@ impl FrameTargets {
         &self,
     ) -> tokio::sync::mpsc::UnboundedReceiver<(String, String, Value)> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        *self.forward.lock().unwrap() = Some(tx);
+        *self.forward.lock() = Some(tx);
         rx
     }
 
     /// The tab's set-up for every frame target: `commands` before it runs,
     /// `scripts` evaluated once after (for a document that predates them).
     pub fn set_tab_setup(&self, commands: Vec<(&'static str, Value)>, scripts: Vec<String>) {
-        *self.tab_setup.lock().unwrap() = (commands, scripts);
+        *self.tab_setup.lock() = (commands, scripts);
     }
 
     /// Commands every frame target gets before it runs, from now on.
     pub fn set_setup(&self, commands: Vec<(&'static str, Value)>) {
-        *self.setup.lock().unwrap() = commands;
+        *self.setup.lock() = commands;
     }
 
     /// Sends a command to every frame target (best effort, bounded): the
@@ -254,7 +250,7 @@ impl FrameTargets {
     /// The script documents of every frame target start with, from now on
     /// (replacing the last one), in the targets there are and those to come.
     pub async fn set_new_document_script(&self, source: String) {
-        *self.new_document_script.lock().unwrap() = Some(source.clone());
+        *self.new_document_script.lock() = Some(source.clone());
         let installs = self
             .roots()
             .into_iter()
@@ -263,7 +259,7 @@ impl FrameTargets {
     }
 
     async fn install_script(&self, session: String, source: String) {
-        let previous = self.scripts.lock().unwrap().remove(&session);
+        let previous = self.scripts.lock().remove(&session);
         if let Some(identifier) = previous {
             let _ = self
                 .navigator
@@ -286,17 +282,14 @@ impl FrameTargets {
             .await
             && let Some(identifier) = added.get("identifier").and_then(Value::as_str)
         {
-            self.scripts
-                .lock()
-                .unwrap()
-                .insert(session, identifier.to_string());
+            self.scripts.lock().insert(session, identifier.to_string());
         }
     }
 
     /// Frames of `session`'s target other than its root (same-site frames
     /// inside an out-of-process frame) are reached through it too.
     pub fn learn_frames(&self, session: &str, frames: impl IntoIterator<Item = String>) {
-        let mut sessions = self.sessions.lock().unwrap();
+        let mut sessions = self.sessions.lock();
         for frame in frames {
             sessions.insert(frame, session.to_string());
         }
@@ -321,7 +314,7 @@ impl FrameTargets {
             }
         });
         {
-            let mut followers = self.followers.lock().unwrap();
+            let mut followers = self.followers.lock();
             followers.retain(|f| !f.is_finished());
             followers.push(follower);
         }
@@ -365,7 +358,7 @@ impl FrameTargets {
                 || method == "Runtime.bindingCalled"
                 || method == "Page.fileChooserOpened" =>
             {
-                if let Some(forward) = self.forward.lock().unwrap().as_ref() {
+                if let Some(forward) = self.forward.lock().as_ref() {
                     let _ = forward.send((session.to_string(), method, params));
                 }
             }
@@ -387,27 +380,21 @@ impl FrameTargets {
 
     async fn adopt_target(self: Arc<Self>, kind: String, target: String, session: String) {
         if kind == "iframe" {
-            self.roots
-                .lock()
-                .unwrap()
-                .insert(target.clone(), session.clone());
-            self.sessions
-                .lock()
-                .unwrap()
-                .insert(target.clone(), session.clone());
+            self.roots.lock().insert(target.clone(), session.clone());
+            self.sessions.lock().insert(target.clone(), session.clone());
             if let Err(e) = self.auto_attach(&session, false).await {
                 tracing::debug!(tab = %self.tab_id, "a frame target could not be followed: {}", e.message);
             }
             // Set up before it runs: the page's freeze and clock. Scripts
             // for new documents run only where the Page domain is on.
             let mut commands = vec![("Page.enable", json!({})), ("Network.enable", json!({}))];
-            commands.extend(self.tab_setup.lock().unwrap().0.clone());
-            commands.extend(self.setup.lock().unwrap().clone());
+            commands.extend(self.tab_setup.lock().0.clone());
+            commands.extend(self.setup.lock().clone());
             if self.intercepting.load(std::sync::atomic::Ordering::SeqCst) {
                 commands.push(("Fetch.enable", fetch_patterns()));
             }
             self.send_each(&session, commands).await;
-            let script = self.new_document_script.lock().unwrap().clone();
+            let script = self.new_document_script.lock().clone();
             if let Some(source) = script {
                 self.install_script(session.clone(), source).await;
             }
@@ -428,8 +415,8 @@ impl FrameTargets {
         // the tab followed its frames) has a document that predates the
         // script: run it there too (it does nothing twice).
         if kind == "iframe" {
-            let mut scripts = self.tab_setup.lock().unwrap().1.clone();
-            scripts.extend(self.new_document_script.lock().unwrap().clone());
+            let mut scripts = self.tab_setup.lock().1.clone();
+            scripts.extend(self.new_document_script.lock().clone());
             let evaluations = scripts
                 .into_iter()
                 .map(|source| ("Runtime.evaluate", json!({ "expression": source })))
@@ -455,10 +442,10 @@ impl FrameTargets {
     }
 
     fn forget_frames(&self, session: &str) {
-        self.sessions.lock().unwrap().retain(|_, s| s != session);
-        self.scripts.lock().unwrap().remove(session);
-        let mut roots = self.roots.lock().unwrap();
-        let mut parents = self.root_parents.lock().unwrap();
+        self.sessions.lock().retain(|_, s| s != session);
+        self.scripts.lock().remove(session);
+        let mut roots = self.roots.lock();
+        let mut parents = self.root_parents.lock();
         roots.retain(|root, s| {
             let keep = s != session;
             if !keep {

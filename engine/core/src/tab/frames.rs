@@ -4,8 +4,9 @@
 //! virtual-time grant outstanding, the nudge that asks the clock for a frame
 //! now). `execution.rs` drives them; nothing here sees the tab.
 
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use tokio::sync::oneshot;
@@ -156,8 +157,8 @@ impl Frames {
         }
     }
 
-    fn drawn(&self) -> std::sync::MutexGuard<'_, Drawn> {
-        self.drawn.lock().unwrap_or_else(|e| e.into_inner())
+    fn drawn(&self) -> parking_lot::MutexGuard<'_, Drawn> {
+        self.drawn.lock()
     }
 
     pub fn last_frame(&self) -> Option<CachedFrame> {

@@ -66,11 +66,11 @@ impl Tab {
     /// What this tab's requests are held against (shared with the engine,
     /// which adds and removes rules).
     pub fn set_interception(&self, interception: Arc<Interception>) {
-        *self.interception.lock().unwrap() = Some(interception);
+        *self.interception.lock() = Some(interception);
     }
 
     fn interception(&self) -> Option<Arc<Interception>> {
-        self.interception.lock().unwrap().clone()
+        self.interception.lock().clone()
     }
 
     /// Whether some rule or interceptor plugin may apply to this tab now.
@@ -85,7 +85,7 @@ impl Tab {
     pub async fn sync_interception(&self) -> Result<()> {
         let wanted = self.has_intercept_rules();
         {
-            let mut state = self.state.lock().unwrap();
+            let mut state = self.state.lock();
             if state.intercepting == wanted {
                 return Ok(());
             }

@@ -1,7 +1,7 @@
 //! One browser tab: its CDP page, the event pump that turns CDP events into
 //! signals, and the host capabilities action plugins use.
 
-use std::sync::{Arc, Mutex as StdMutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -24,6 +24,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::browser_protocol::target::TargetId;
 use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
 use futures::stream::StreamExt;
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
@@ -141,7 +142,7 @@ pub struct Tab {
     pub frames: Arc<Frames>,
     /// The tab that opened this one, for popups.
     pub opener: Option<String>,
-    state: StdMutex<TabState>,
+    state: Mutex<TabState>,
     /// Dialogs, file choosers and selects waiting for an answer.
     pub prompts: Prompts,
     /// The ref table and the cached snapshot.
@@ -150,12 +151,12 @@ pub struct Tab {
     /// The tab's captured calls and the bodies being fetched.
     network: NetworkCapture,
     signals: broadcast::Sender<TabSignal>,
-    pump: StdMutex<Option<JoinHandle<()>>>,
+    pump: Mutex<Option<JoinHandle<()>>>,
     /// Asks the pump to hand on every event already received (see
     /// [`Tab::catch_up`]).
     catch_up: tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<()>>,
     /// Events that happened outside any action, for the next one's envelope.
-    noted: StdMutex<Vec<TabEvent>>,
+    noted: Mutex<Vec<TabEvent>>,
     /// A mouse move sent ahead of its answer (see [`Tab::mouse`]). Kept
     /// here while it is awaited, so that a waiter that gives up leaves it
     /// to the next.
@@ -164,7 +165,7 @@ pub struct Tab {
     /// that opened them waits (bounded) for their `popup` events.
     popups_adopting: tokio::sync::watch::Sender<usize>,
     /// The engine's interception rules (see `intercept.rs`).
-    interception: StdMutex<Option<Arc<crate::intercept::Interception>>>,
+    interception: Mutex<Option<Arc<crate::intercept::Interception>>>,
 }
 
 /// The answer of a move sent ahead, if one is kept in `slot`; the slot is
@@ -191,7 +192,7 @@ impl Drop for PopupAdoption {
 
 impl Drop for Tab {
     fn drop(&mut self) {
-        if let Some(pump) = self.pump.lock().unwrap().take() {
+        if let Some(pump) = self.pump.lock().take() {
             pump.abort();
         }
     }
@@ -244,19 +245,19 @@ impl Tab {
             turn: turn::TabTurn::default(),
             frames: Arc::new(Frames::new(kind)),
             opener,
-            state: StdMutex::new(TabState::default()),
+            state: Mutex::new(TabState::default()),
             signals,
-            pump: StdMutex::new(None),
+            pump: Mutex::new(None),
             catch_up,
             self_ref: self_ref.clone(),
             network: NetworkCapture::default(),
             prompts,
             observation: Observation::default(),
-            noted: StdMutex::new(Vec::new()),
+            noted: Mutex::new(Vec::new()),
             move_unanswered: tokio::sync::Mutex::new(None),
             navigator,
             popups_adopting: tokio::sync::watch::Sender::new(0),
-            interception: StdMutex::new(None),
+            interception: Mutex::new(None),
         });
         let events = tab.event_streams().await?;
         let weak = Arc::downgrade(&tab);
@@ -283,7 +284,7 @@ impl Tab {
                 }
             }
         });
-        *tab.pump.lock().unwrap() = Some(pump);
+        *tab.pump.lock() = Some(pump);
         if tab.navigator.site_isolation() {
             let targets = crate::tab::frame_targets::FrameTargets::follow(
                 tab.navigator.clone(),
@@ -398,42 +399,42 @@ impl Tab {
     }
 
     pub fn pointer(&self) -> Option<(f64, f64)> {
-        self.state.lock().unwrap().pointer
+        self.state.lock().pointer
     }
 
     fn set_pointer(&self, x: f64, y: f64) {
-        self.state.lock().unwrap().pointer = Some((x, y));
+        self.state.lock().pointer = Some((x, y));
     }
 
     /// Keeps `event` for the next action's envelope.
     pub fn note(&self, event: TabEvent) {
-        self.noted.lock().unwrap().push(event);
+        self.noted.lock().push(event);
     }
 
     /// The events kept for this action.
     pub fn take_noted(&self) -> Vec<TabEvent> {
-        std::mem::take(&mut *self.noted.lock().unwrap())
+        std::mem::take(&mut *self.noted.lock())
     }
 
     /// The main frame's URL as last committed.
     pub fn url(&self) -> String {
-        self.state.lock().unwrap().url.clone()
+        self.state.lock().url.clone()
     }
 
     pub fn owner(&self) -> Option<String> {
-        self.state.lock().unwrap().owner.clone()
+        self.state.lock().owner.clone()
     }
 
     pub fn pinned(&self) -> bool {
-        self.state.lock().unwrap().pinned
+        self.state.lock().pinned
     }
 
     pub fn set_pinned(&self, pinned: bool) {
-        self.state.lock().unwrap().pinned = pinned;
+        self.state.lock().pinned = pinned;
     }
 
     pub fn muted(&self) -> bool {
-        self.state.lock().unwrap().mute_script.is_some()
+        self.state.lock().mute_script.is_some()
     }
 
     /// Mutes or unmutes the page's media elements: CDP has no audio switch
@@ -441,7 +442,7 @@ impl Tab {
     /// (in the document or not) as it plays or changes volume, in this
     /// document and every one after, and gives back only what it muted.
     pub async fn set_muted(&self, muted: bool) -> Result<()> {
-        let previous = self.state.lock().unwrap().mute_script.take();
+        let previous = self.state.lock().mute_script.take();
         if let Some(identifier) = previous {
             self.session
                 .execute(
@@ -458,7 +459,7 @@ impl Tab {
                     "({MUTE_JS})(true)"
                 )))
                 .await?;
-            self.state.lock().unwrap().mute_script = Some(added.result.identifier.inner().clone());
+            self.state.lock().mute_script = Some(added.result.identifier.inner().clone());
         }
         self.session
             .evaluate_json(&format!("({MUTE_JS})({muted}), null"))
@@ -467,17 +468,17 @@ impl Tab {
     }
 
     pub fn set_owner(&self, owner: Option<String>) {
-        self.state.lock().unwrap().owner = owner;
+        self.state.lock().owner = owner;
     }
 
     /// Schemes this tab may open besides the web's (`--allow-scheme`).
     pub fn set_record_secrets(&self, keep: bool) {
-        self.state.lock().unwrap().record_secrets = keep;
+        self.state.lock().record_secrets = keep;
     }
 
     /// A call as it may be shown: redacted unless `--record-secrets`.
     fn shown(&self, calls: Vec<NetworkCall>) -> Vec<NetworkCall> {
-        if self.state.lock().unwrap().record_secrets {
+        if self.state.lock().record_secrets {
             calls
         } else {
             calls.into_iter().map(NetworkCall::redacted).collect()
@@ -485,7 +486,7 @@ impl Tab {
     }
 
     pub fn set_extra_schemes(&self, schemes: Vec<String>) {
-        self.state.lock().unwrap().extra_schemes = schemes;
+        self.state.lock().extra_schemes = schemes;
     }
 
     /// Invalidates the cached snapshot: an action is about to change the page.
@@ -528,21 +529,21 @@ impl Tab {
     /// Whether `frame` is this tab's main frame or one of its iframes.
     pub fn has_frame(&self, frame: &str) -> bool {
         self.session.main_frame().as_deref() == Some(frame)
-            || self.state.lock().unwrap().child_frames.contains(frame)
+            || self.state.lock().child_frames.contains(frame)
     }
 
     /// See `TabState::leaving_to`.
     pub fn leaving_to(&self) -> Option<String> {
-        self.state.lock().unwrap().leaving_to.clone()
+        self.state.lock().leaving_to.clone()
     }
 
     /// The main frame's document has had its load event.
     pub fn loaded(&self) -> bool {
-        self.state.lock().unwrap().loaded_since_commit
+        self.state.lock().loaded_since_commit
     }
 
     pub fn is_loading(&self) -> bool {
-        self.state.lock().unwrap().main_loading.loading()
+        self.state.lock().main_loading.loading()
     }
 
     pub fn last_frame(&self) -> Option<CachedFrame> {
@@ -624,7 +625,7 @@ impl Tab {
     /// never ended (their end fell out of the capture) don't count.
     pub fn in_flight_now(&self) -> Vec<WaitSignal> {
         let (navigation, page_url) = {
-            let state = self.state.lock().unwrap();
+            let state = self.state.lock();
             let navigation = state
                 .document_requests
                 .values()
@@ -680,7 +681,7 @@ impl Tab {
     /// Features and URL of the last window this page opened (`window.open`,
     /// a `target=_blank` link or form), if any.
     pub fn take_window_open(&self) -> Option<(Vec<String>, String)> {
-        self.state.lock().unwrap().last_window_open.take()
+        self.state.lock().last_window_open.take()
     }
 
     async fn announce_file_chooser(&self, chooser: PendingFileChooser) {
@@ -721,7 +722,7 @@ impl Tab {
         let accepts = accepts_from_attribute(&accept);
         self.prompts
             .set_file_chooser_accepts(&chooser.id, accepts.clone());
-        let defaults = self.state.lock().unwrap().chooser_defaults.clone();
+        let defaults = self.state.lock().chooser_defaults.clone();
         let auto = match defaults {
             // Only an input takes files; one that takes one gets the first.
             Some(mut files) if chooser.backend_node_id.is_some() => {
@@ -783,7 +784,7 @@ impl Tab {
 
     /// Files choosers get as they open, from now on (`None`: they wait).
     pub fn set_chooser_defaults(&self, files: Option<Vec<String>>) {
-        self.state.lock().unwrap().chooser_defaults = files;
+        self.state.lock().chooser_defaults = files;
     }
 
     /// Sets `files` (absolute, checked) on the chooser's input, in the
@@ -845,7 +846,7 @@ impl Tab {
         }
         let mut opens_page = false;
         let (cdp_button, buttons, modifiers) = {
-            let mut state = self.state.lock().unwrap();
+            let mut state = self.state.lock();
             let modifiers = modifiers.union(state.modifiers_held);
             if kind == DispatchMouseEventType::MouseReleased
                 && (modifiers.control
@@ -955,7 +956,7 @@ impl Tab {
             }
             // A link in a frame may open one too: expected, not waited for.
             Some("frame") => {}
-            _ => self.state.lock().unwrap().new_page_expected_until = None,
+            _ => self.state.lock().new_page_expected_until = None,
         }
     }
 
@@ -970,14 +971,13 @@ impl Tab {
     pub fn new_page_expected(&self) -> bool {
         self.state
             .lock()
-            .unwrap()
             .new_page_expected_until
             .is_some_and(|until| until > std::time::Instant::now())
     }
 
     /// [`Tab::new_page_expected`], once.
     pub fn take_new_page_expected(&self) -> bool {
-        let mut state = self.state.lock().unwrap();
+        let mut state = self.state.lock();
         match state.new_page_expected_until.take() {
             Some(until) => until > std::time::Instant::now(),
             None => false,
@@ -987,7 +987,7 @@ impl Tab {
     /// Modifier keys held since `keyboard/down`, for events sent outside
     /// [`Tab::mouse`] and [`Tab::key`] (the wheel).
     pub(crate) fn modifiers_held(&self) -> Modifiers {
-        self.state.lock().unwrap().modifiers_held
+        self.state.lock().modifiers_held
     }
 
     async fn key(&self, kind: DispatchKeyEventType, key: &str, modifiers: Modifiers) -> Result<()> {
@@ -999,7 +999,7 @@ impl Tab {
         // longer does, as a keyboard reports them; the held set changes
         // first.
         let modifiers = {
-            let mut state = self.state.lock().unwrap();
+            let mut state = self.state.lock();
             if let Some(def) = key_definition(key) {
                 if let Some(modifier) = def.modifier() {
                     state
@@ -1060,7 +1060,7 @@ impl Tab {
         referrer: Option<&str>,
         accept_beforeunload: bool,
     ) -> Result<()> {
-        let extra = self.state.lock().unwrap().extra_schemes.clone();
+        let extra = self.state.lock().extra_schemes.clone();
         crate::rules::url::check_navigation_url(url, &extra)?;
         let mut params = NavigateParams::new(url);
         params.referrer = referrer.map(str::to_string);
@@ -1086,7 +1086,7 @@ impl Tab {
         // any its script opens while the navigation runs (an alert loop).
         let leaving_dialog = self.pending_dialog().is_some();
         // Where the page was asked to go, should its dialogs not let it.
-        self.state.lock().unwrap().leaving_to = leaving_dialog.then(|| url.to_string());
+        self.state.lock().leaving_to = leaving_dialog.then(|| url.to_string());
         if leaving_dialog {
             self.dismiss_dialog().await;
         }

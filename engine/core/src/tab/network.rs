@@ -6,7 +6,7 @@
 //! The pump reads each kind of event from its own stream, so a call's
 //! response or end can come before its request: they wait for it.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -55,8 +55,8 @@ pub struct BodyFetch {
 }
 
 impl NetworkCapture {
-    fn buffer(&self) -> std::sync::MutexGuard<'_, NetworkBuffer> {
-        self.buffer.lock().unwrap_or_else(|e| e.into_inner())
+    fn buffer(&self) -> parking_lot::MutexGuard<'_, NetworkBuffer> {
+        self.buffer.lock()
     }
 
     /// A request left (a redirect closes its previous hop first). What was
@@ -118,28 +118,16 @@ impl NetworkCapture {
             timestamp_ms: now_ms_i64(),
             state: "pending",
             error: None,
-            intercepted_by: self
-                .intercepted_early
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(e.request_id.inner()),
+            intercepted_by: self.intercepted_early.lock().remove(e.request_id.inner()),
             request_id: e.request_id.inner().clone(),
             mime_type: String::new(),
         });
-        let early = self
-            .responses_early
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(e.request_id.inner());
+        let early = self.responses_early.lock().remove(e.request_id.inner());
         if let (Some(response), Some(call)) = (early, buffer.by_request(e.request_id.inner())) {
             apply_response(call, &response);
         }
         drop(buffer);
-        let end = self
-            .ends_early
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(e.request_id.inner())?;
+        let end = self.ends_early.lock().remove(e.request_id.inner())?;
         self.ended(e.request_id.inner(), end)
     }
 
@@ -245,7 +233,7 @@ impl NetworkCapture {
 /// Keeps what came for request `id` before the request itself showed.
 /// Bounded: what belongs to a request that never shows is dropped.
 fn keep_early<T>(early: &Mutex<std::collections::HashMap<String, T>>, id: &str, value: T) {
-    let mut early = early.lock().unwrap_or_else(|e| e.into_inner());
+    let mut early = early.lock();
     if early.len() > 1000 {
         early.clear();
     }

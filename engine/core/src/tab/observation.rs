@@ -3,8 +3,8 @@
 //! was taken in. Every action and navigation starts a new epoch. Its own
 //! lock; nothing here sees the tab.
 
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// Where a ref's element lives.
 #[derive(Debug, Clone)]
@@ -151,8 +151,8 @@ pub struct Observation {
 }
 
 impl Observation {
-    fn known(&self) -> std::sync::MutexGuard<'_, Known> {
-        self.known.lock().unwrap_or_else(|e| e.into_inner())
+    fn known(&self) -> parking_lot::MutexGuard<'_, Known> {
+        self.known.lock()
     }
 
     pub fn with_refs<T>(&self, f: impl FnOnce(&mut RefTable) -> T) -> T {

@@ -3,7 +3,7 @@
 //! Its own lock, its own state; the event pump tells it what opened and
 //! closed, the engine's answers read and remove.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 use chromiumoxide::cdp::browser_protocol::dom::BackendNodeId;
 use tokio::sync::watch;
@@ -95,8 +95,8 @@ impl Default for Prompts {
 }
 
 impl Prompts {
-    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    fn pending(&self) -> parking_lot::MutexGuard<'_, Pending> {
+        self.pending.lock()
     }
 
     pub fn dialog(&self) -> Option<PendingDialog> {

@@ -133,7 +133,7 @@ impl Tab {
     }
 
     pub(super) fn on_event(&self, event: RawEvent) {
-        let mut state = self.state.lock().unwrap();
+        let mut state = self.state.lock();
         let main_frame = self.session.main_frame();
         let signal = match event {
             RawEvent::RequestStarted(e) => self.request_started(&mut state, &main_frame, &e),

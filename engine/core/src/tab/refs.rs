@@ -327,12 +327,11 @@ impl<'a> PageRefs<'a> {
                 let Some(entry) = entry else {
                     return Err(if n < next {
                         HostError::StaleRef(format!(
-                            "ref {text} is stale: its page or frame has navigated since; take a new snapshot (GET /tabs/{}/snapshot)",
-                            self.session.tab_id()
+                            "ref {text} is stale: its page or frame has navigated since; take a new snapshot"
                         ))
                     } else {
                         HostError::Invalid(format!(
-                            "no element has ref {text} in this tab; refs come from GET /tabs/{}/snapshot or screenshot labels",
+                            "no element has ref {text} in tab {}; refs come from a snapshot of it or its screenshot labels",
                             self.session.tab_id()
                         ))
                     });
@@ -366,8 +365,7 @@ impl<'a> PageRefs<'a> {
                     .await;
                 let stale = || {
                     HostError::StaleRef(format!(
-                        "ref {text} is stale: its element is no longer in the page; take a new snapshot (GET /tabs/{}/snapshot)",
-                        self.session.tab_id()
+                        "ref {text} is stale: its element is no longer in the page; take a new snapshot"
                     ))
                 };
                 match found {
@@ -634,7 +632,7 @@ impl<'a> PageRefs<'a> {
                     .map(|t| format!(" type={t}"))
                     .unwrap_or_default();
                 Err(HostError::ElementNotInteractable(format!(
-                    "{what} is a {tag}{kind}, not a text field or editable element; fill replaces text only (use click, or POST /select for a <select>)"
+                    "{what} is a {tag}{kind}, not a text field or editable element; fill replaces text only (use click; a <select> opens as a select prompt, answered by its option indices)"
                 )))
             }
             "disabled" => Err(HostError::ElementNotInteractable(format!(

@@ -9,7 +9,7 @@
 //! ([`PageSession::execute_unless_dialog`], scripts, raw calls) stop waiting
 //! when either happens.
 
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use chromiumoxide::Page;
@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, NextStep, Result};
 use crate::events::PendingDialog;
 
 /// The bound of a command that names none.
@@ -99,7 +99,6 @@ impl PageSession {
     pub fn script_answered_within(&self, span: Duration) -> bool {
         self.script_answered
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .is_some_and(|at| at.elapsed() < span)
     }
 
@@ -116,18 +115,18 @@ impl PageSession {
     /// Bounds input and script commands by `deadline` (an action's timeout)
     /// until it is cleared with `None`.
     pub fn set_action_deadline(&self, deadline: Option<std::time::Instant>) {
-        *self.action_deadline.lock().unwrap() = deadline;
+        *self.action_deadline.lock() = deadline;
     }
 
     /// The running action's deadline, if any.
     pub fn action_deadline(&self) -> Option<std::time::Instant> {
-        *self.action_deadline.lock().unwrap()
+        *self.action_deadline.lock()
     }
 
     /// [`COMMAND_BOUND`], or less when the running action's timeout comes
     /// first (never under [`INPUT_BOUND_FLOOR`]).
     pub(crate) fn input_bound(&self) -> Duration {
-        match *self.action_deadline.lock().unwrap() {
+        match *self.action_deadline.lock() {
             Some(deadline) => deadline
                 .saturating_duration_since(std::time::Instant::now())
                 .clamp(INPUT_BOUND_FLOOR, COMMAND_BOUND),
@@ -144,10 +143,7 @@ impl PageSession {
     }
 
     pub fn main_frame(&self) -> Option<String> {
-        self.main_frame
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.main_frame.lock().clone()
     }
 
     /// The main frame's id, or the target's (which Chromium uses for it)
@@ -158,7 +154,7 @@ impl PageSession {
     }
 
     pub fn set_main_frame(&self, frame: String) {
-        *self.main_frame.lock().unwrap_or_else(|e| e.into_inner()) = Some(frame);
+        *self.main_frame.lock() = Some(frame);
     }
 
     pub fn dialog_open(&self) -> bool {
@@ -167,15 +163,12 @@ impl PageSession {
 
     /// Why the page looks broken, if it does.
     pub fn failure(&self) -> Option<String> {
-        self.failure
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.failure.lock().clone()
     }
 
     /// Marks the page as looking broken (the first cause is kept).
     pub fn mark_failed(&self, cause: impl Into<String>) {
-        let mut failure = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        let mut failure = self.failure.lock();
         if failure.is_none() {
             *failure = Some(cause.into());
         }
@@ -183,7 +176,7 @@ impl PageSession {
 
     /// A check found the page answering after all.
     pub fn clear_failure(&self) {
-        *self.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.failure.lock() = None;
     }
 
     /// The target is gone: commands waiting on the page stop waiting.
@@ -208,10 +201,7 @@ impl PageSession {
                 // The browser answers its own commands for a hung renderer:
                 // only a script's answer tells the page is alive.
                 if method.starts_with("Runtime.") {
-                    *self
-                        .script_answered
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
+                    *self.script_answered.lock() = Some(std::time::Instant::now());
                 }
                 Ok(response)
             }
@@ -339,10 +329,12 @@ impl PageSession {
                 Error::new(
                     ErrorCode::InvalidRequest,
                     format!(
-                        "a dialog opened (or the tab closed) during {method}; accept or dismiss it first (POST /tabs/{}/dialog/accept)",
-                        self.tab_id
+                        "a dialog opened (or the tab closed) during {method}; accept or dismiss it first"
                     ),
                 )
+                .then(NextStep::AnswerDialog {
+                    tab_id: self.tab_id.clone(),
+                })
             })
     }
 
@@ -504,15 +496,20 @@ impl PageSession {
         }
         let params = builder.build().map_err(Error::internal)?;
         let Some(response) = self.execute_unless_dialog(params, None).await? else {
-            let message = if self.dialog_open() {
-                format!(
-                    "the script opened a dialog, which is pending; accept or dismiss it (POST /tabs/{}/dialog/accept)",
-                    self.tab_id
+            return Err(if self.dialog_open() {
+                Error::new(
+                    ErrorCode::EvaluationError,
+                    "the script opened a dialog, which is pending; accept or dismiss it",
                 )
+                .then(NextStep::AnswerDialog {
+                    tab_id: self.tab_id.clone(),
+                })
             } else {
-                format!("tab {} closed while the script ran", self.tab_id)
-            };
-            return Err(Error::new(ErrorCode::EvaluationError, message));
+                Error::new(
+                    ErrorCode::EvaluationError,
+                    format!("tab {} closed while the script ran", self.tab_id),
+                )
+            });
         };
         if let Some(exception) = &response.exception_details {
             let detail = exception
