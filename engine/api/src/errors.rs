@@ -15,15 +15,15 @@ pub enum Voice {
     Tools,
 }
 
-/// The failures of the engine itself, whose message is for the operator's
-/// log, not the client (paths, browser output). A plugin's failure is
-/// shown: its author needs it. A browser that is not ready or a timeout is
-/// a state, not a failure, and says so.
+/// The engine's own unexpected failures (a browser command that broke, a
+/// record that could not be written), whose message is for the operator's
+/// log, not the client (paths, browser output). Failures the client can act
+/// on keep their words: a plugin's (its author needs them), a browser that
+/// could not start with the options the client gave (`BROWSER_INIT_FAILED`
+/// names the path that is missing), a browser not ready or a timeout
+/// (states, not failures).
 pub fn is_internal(code: ErrorCode) -> bool {
-    matches!(
-        code,
-        ErrorCode::Internal | ErrorCode::BrowserInitFailed | ErrorCode::DevtoolsInitFailed
-    )
+    code == ErrorCode::Internal
 }
 
 /// How `voice` does `next`.

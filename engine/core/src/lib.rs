@@ -1,31 +1,34 @@
-//! `wabp-core`: drives Chromium over CDP and runs the action loop over the
-//! plugin traits. The only crate that talks CDP.
+//! `wabp-core`: the engine that drives Chromium. The browser (launch,
+//! attach, restarts), the navigator, each tab and its components (page
+//! session, frames and execution control, refs and snapshots, network,
+//! prompts, the event pump), and the `Engine` handle that holds them. The
+//! only crate that imports chromiumoxide; what needs no browser is
+//! `wabp-model`'s, re-exported here under the same paths.
 
-pub mod action;
 pub mod browser;
-pub mod caller;
-pub mod capture;
-pub mod clock;
-pub mod downloads;
+pub(crate) mod browser_host;
 pub mod engine;
-pub mod error;
-pub mod events;
-pub mod ids;
-pub mod image;
-pub mod intercept;
-pub mod keys;
-pub mod navigator;
-pub mod network;
-pub mod plugin;
-pub mod secrets;
+pub(crate) mod navigator;
 pub mod tab;
-pub mod tab_table;
-pub use tab::{execution, refs, snapshot};
-pub mod rules;
-pub mod viewport;
+
+pub use tab::snapshot;
+pub use wabp_model::{
+    action, caller, capture, clock, downloads, error, events, ids, image, intercept, keys, network,
+    plugin, rules, secrets, tab_table, turn, viewport,
+};
 
 pub use action::record;
 pub use action::{ActionOptions, Envelope, NavigationHint};
 pub use caller::{Caller, Scope, Scopes};
 pub use engine::{Engine, EngineConfig, InputMode, observe, oneshot, users};
 pub use error::{Error, ErrorCode, NextStep, Result};
+
+/// A browser's failure as the engine's error: a command it did not answer
+/// in time is a timeout; anything else is the engine's own failure.
+pub(crate) fn cdp_error(err: chromiumoxide::error::CdpError) -> Error {
+    use chromiumoxide::error::CdpError;
+    match err {
+        CdpError::Timeout => Error::timeout("the browser did not answer in time"),
+        other => Error::internal(format!("browser: {other}")),
+    }
+}

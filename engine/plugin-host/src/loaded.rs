@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::Value;
-use wabp_core::ErrorCode;
-use wabp_core::plugin::{
+use wabp_model::ErrorCode;
+use wabp_model::plugin::{
     ActionContext, ActionHandler, ActionSpec, ApprovalPolicy, Category, Color, InterceptOutcome,
     InterceptedRequest, MarkupElement, MarkupRenderer, PageHost, PluginFailure, PolicyRequest,
     Rect, RequestInterceptor, Shape, Verdict, WaitDecision, WaitHeuristic, WaitSession, WaitSignal,
@@ -302,7 +302,7 @@ impl PluginBase {
         *self.last_failure.lock() = Some(format!(
             "{} (at {} ms since the epoch; {consequence})",
             failure.message,
-            wabp_core::clock::now_ms() as u64
+            wabp_model::clock::now_ms() as u64
         ));
     }
 

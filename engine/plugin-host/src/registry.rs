@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use wabp_core::plugin::{
+use wabp_model::plugin::{
     ActionHandler, ActionSpec, ApprovalPolicy, MarkupRenderer, PluginInfo, PluginRegistry,
     RequestInterceptor, WaitHeuristic, WaitSpec,
 };

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::Engine;
 use crate::caller::Caller;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::navigator::Navigator;
 
 const LIMIT: Duration = Duration::from_secs(5);
@@ -69,12 +69,7 @@ pub struct WindowBounds {
 
 impl Engine {
     pub(crate) async fn browser_navigator(&self) -> Result<Arc<Navigator>> {
-        let browser = self.browser.read().await;
-        Ok(browser
-            .as_ref()
-            .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?
-            .navigator
-            .clone())
+        self.browser.navigator().await
     }
 
     pub async fn browser_info(&self) -> Result<BrowserInfo> {

@@ -53,11 +53,7 @@ impl Engine {
         if let Some(user) = user.filter(|u| *u != crate::caller::NOBODY) {
             params.browser_context_id = Some(self.user_context(user).await?);
         }
-        let browser = self.browser.read().await;
-        let browser = browser
-            .as_ref()
-            .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
-        browser.browser.execute(params).await?;
+        self.browser.execute(params).await?;
         Ok(())
     }
 

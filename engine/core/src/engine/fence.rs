@@ -43,7 +43,8 @@ impl Engine {
             .build();
         browser
             .execute(EnableParams::builder().pattern(pattern).build())
-            .await?;
+            .await
+            .map_err(crate::cdp_error)?;
         Ok(())
     }
 
@@ -51,13 +52,10 @@ impl Engine {
     /// Every paused request is answered, whatever happens.
     pub(super) async fn answer_paused_document(&self, event: Arc<EventRequestPaused>) {
         let denied = self.fence_verdict(&event).await;
-        let browser = self.browser.read().await;
-        let Some(browser) = browser.as_ref() else {
-            return; // gone with its browser
-        };
+        // Without a browser, it went with its browser.
         let id = event.request_id.clone();
         let answered = match denied {
-            None => browser
+            None => self
                 .browser
                 .execute(ContinueRequestParams::new(id))
                 .await
@@ -67,15 +65,14 @@ impl Engine {
                     url = %crate::error::cut(&event.request.url),
                     "a page navigation was blocked by the approval policy: {reason}"
                 );
-                browser
-                    .browser
+                self.browser
                     .execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
                     .await
                     .map(|_| ())
             }
         };
         if let Err(e) = answered {
-            tracing::debug!("a paused request could not be answered: {e}");
+            tracing::debug!("a paused request could not be answered: {}", e.message);
         }
     }
 

@@ -31,7 +31,7 @@ impl Engine {
         }
         let user = caller.user_id().map(str::to_string);
         let rule = InterceptRule {
-            id: short_id("rule"),
+            id: crate::ids::random_id("rule"),
             url_pattern: rule.url_pattern,
             tab_id: rule.tab_id,
             action: rule.action,

@@ -35,7 +35,6 @@ use serde_json::{Value, json};
 
 use chromiumoxide::cdp::browser_protocol::browser::{
     CancelDownloadParams, DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin,
-    SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
 use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed};
@@ -45,7 +44,9 @@ use crate::action::record::ActionLog;
 use crate::action::{
     ActionKind, ActionOptions, Envelope, NavigationHint, ScreenshotArea, ScrollSource,
 };
-use crate::browser::{BrowserOptions, BrowserProcess, LaunchMode};
+use crate::browser::BrowserOptions;
+use crate::browser_host::{BrowserHost, Lifecycle};
+pub use crate::browser_host::{BrowserStatus, Components};
 use crate::caller::Caller;
 use crate::capture::{CaptureOptions, Screenshot};
 use crate::clock::now_ms;
@@ -54,9 +55,9 @@ use crate::error::{Error, ErrorCode, NextStep, Result};
 use crate::events::TabSignal;
 use crate::events::{self, TabEvent};
 use crate::plugin::{ActionContext, PageHost, PluginRegistry};
+use crate::tab::Tab;
 use crate::tab::capture::take_screenshot;
 use crate::tab::frames::{DriverKind, ExecutionState};
-use crate::tab::{Tab, short_id};
 
 /// An action's dispatch on a real tab.
 type Dispatch = crate::action::Dispatch<Tab>;
@@ -115,32 +116,6 @@ pub enum InputMode {
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct BrowserStatus {
-    pub ready: bool,
-    pub state: String,
-    pub components: Components,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    pub frame_driver: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub executable: Option<String>,
-    /// Times the browser died and was started again.
-    pub restarts: u32,
-    /// Whether Chromium runs in its sandbox (`on: null` when attached).
-    pub sandbox: crate::browser::Sandbox,
-    /// Whether cross-site frames render in processes of their own, followed
-    /// through their own targets.
-    pub site_isolation: bool,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
-pub struct Components {
-    pub http_server: bool,
-    pub browser_window: bool,
-    pub devtools: bool,
-}
-
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TabSummary {
     pub id: String,
     pub url: String,
@@ -150,18 +125,6 @@ pub struct TabSummary {
     pub pinned: bool,
     /// Its media elements play silently.
     pub muted: bool,
-}
-
-enum Lifecycle {
-    Initializing,
-    Ready,
-    /// The browser died; a new one is being started.
-    Restarting,
-    Failed(String),
-    /// No browser, by request (`--no-browser`, the browser tool's `stop`):
-    /// `start_browser` brings one.
-    Stopped,
-    ShutDown,
 }
 
 /// The image format of a plain screenshot.
@@ -243,33 +206,25 @@ impl Drop for OwnPageOpening<'_> {
 
 pub struct Engine {
     pub config: EngineConfig,
-    /// How the next browser is launched: `config.browser`, or what the last
-    /// `start_browser` asked for.
-    launch: RwLock<BrowserOptions>,
+    /// The browser: process, lifecycle, launch options, contexts
+    /// (`browser_host.rs`).
+    browser: BrowserHost,
     /// The engine's own background tasks (reaper, browser watch,
     /// interceptors) run from the first start on.
     background: std::sync::atomic::AtomicBool,
     pub registry: Arc<dyn PluginRegistry>,
-    /// The browser granted begin-frame control (headless-shell, launched here).
-    begin_frame_control: std::sync::atomic::AtomicBool,
     /// The downloads' records, folders and resumes (`downloads.rs`).
     downloads: crate::downloads::Downloads,
     /// Tabs thawed for human input mode, refrozen when the agent is back.
     thawed_for_human: Mutex<Vec<String>>,
-    browser_events: Mutex<Option<tokio::task::JoinHandle<()>>>,
     action_log: RwLock<Option<Arc<dyn ActionLog>>>,
-    browser: Arc<tokio::sync::RwLock<Option<BrowserProcess>>>,
-    users: Mutex<users::UserSessions>,
-    lifecycle: RwLock<Lifecycle>,
-    executable: RwLock<Option<PathBuf>>,
-    sandbox: RwLock<crate::browser::Sandbox>,
+    /// The users' sessions and their limits (`wabp-model`'s `Users`).
+    users: Arc<users::Users>,
     /// The open tabs in listing order and each user's active tab
     /// (`tab_table.rs`).
     tabs: crate::tab_table::TabTable<Tab>,
     /// One tab repair at a time (`repair.rs`).
     repairs: tokio::sync::Mutex<()>,
-    /// Browser restarts so far (`restart.rs`).
-    restarts: std::sync::atomic::AtomicU32,
     /// Pages the engine opens itself (`Target.createTarget`): a page with
     /// no opener may be one of them.
     own_pages: Mutex<OwnPages>,
@@ -291,24 +246,17 @@ impl Engine {
             config.max_download_bytes,
         );
         Arc::new(Engine {
-            launch: RwLock::new(config.browser.clone()),
+            browser: BrowserHost::new(config.browser.clone(), config.pause),
+            users: Arc::new(users::Users::new(config.user_limits)),
             background: Default::default(),
             config,
             interception: Arc::new(crate::intercept::Interception::new(registry.clone())),
             registry,
-            begin_frame_control: Default::default(),
             downloads,
             thawed_for_human: Mutex::new(Vec::new()),
-            browser_events: Mutex::new(None),
             action_log: RwLock::new(None),
-            browser: Arc::new(tokio::sync::RwLock::new(None)),
-            users: Mutex::new(Default::default()),
-            lifecycle: RwLock::new(Lifecycle::Initializing),
-            executable: RwLock::new(None),
-            sandbox: RwLock::default(),
             tabs: Default::default(),
             repairs: tokio::sync::Mutex::new(()),
-            restarts: Default::default(),
             own_pages: Default::default(),
             first_loads: Default::default(),
             chooser_defaults: Mutex::new(Default::default()),
@@ -320,7 +268,8 @@ impl Engine {
     pub async fn start(self: &Arc<Self>) -> Result<()> {
         let result = self.start_inner().await;
         if let Err(e) = &result {
-            *self.lifecycle.write() = Lifecycle::Failed(e.message.clone());
+            self.browser
+                .set_lifecycle(Lifecycle::Failed(e.message.clone()));
         }
         result
     }
@@ -342,45 +291,27 @@ impl Engine {
             self.spawn_browser_watch();
             self.follow_interceptors();
         }
-        *self.lifecycle.write() = Lifecycle::Ready;
+        self.browser.set_lifecycle(Lifecycle::Ready);
         tracing::info!("browser ready");
         Ok(())
     }
 
     /// The engine without a browser until `start_browser` (`--no-browser`).
     pub fn without_browser(&self) {
-        *self.lifecycle.write() = Lifecycle::Stopped;
+        self.browser.set_lifecycle(Lifecycle::Stopped);
     }
 
     /// Whether a browser is up (or coming up).
     pub fn browser_running(&self) -> bool {
-        !matches!(
-            *self.lifecycle.read(),
-            Lifecycle::Stopped | Lifecycle::ShutDown | Lifecycle::Failed(_)
-        )
+        self.browser.running()
     }
 
     /// Starts a browser when none runs, launched as `options` say (default:
     /// as the engine was configured, or as the last start asked).
     pub async fn start_browser(self: &Arc<Self>, options: Option<BrowserOptions>) -> Result<()> {
-        {
-            let mut lifecycle = self.lifecycle.write();
-            match &*lifecycle {
-                Lifecycle::Stopped | Lifecycle::Failed(_) => {}
-                Lifecycle::ShutDown => {
-                    return Err(Error::new(ErrorCode::NotReady, "the engine was shut down"));
-                }
-                _ => {
-                    return Err(Error::new(
-                        ErrorCode::Conflict,
-                        "the browser is already running; stop it first",
-                    ));
-                }
-            }
-            *lifecycle = Lifecycle::Initializing;
-        }
+        self.browser.claim_start()?;
         if let Some(options) = options {
-            *self.launch.write() = options;
+            self.browser.set_launch_options(options);
         }
         self.start().await
     }
@@ -388,14 +319,9 @@ impl Engine {
     /// Ends the browser and its tabs but keeps the engine: any operation
     /// that needs a browser answers "not running" until `start_browser`.
     pub async fn stop_browser(&self) {
-        {
-            let mut lifecycle = self.lifecycle.write();
-            if matches!(*lifecycle, Lifecycle::ShutDown | Lifecycle::Stopped) {
-                return;
-            }
-            *lifecycle = Lifecycle::Stopped;
+        if self.browser.claim_stop() {
+            self.close_browser(Duration::from_secs(5)).await;
         }
-        self.close_browser(Duration::from_secs(5)).await;
     }
 
     /// The browser, its tabs and its contexts gone; its profile too when
@@ -406,139 +332,35 @@ impl Engine {
             tab.session.mark_closed();
         }
         self.forget_user_contexts();
-        if let Some(events) = self.browser_events.lock().take() {
-            events.abort();
-        }
-        if let Some(process) = self.browser.write().await.take() {
-            process.shutdown(timeout).await;
-        }
-        let launch = self.launch_options();
-        if launch.owned_profile && matches!(launch.mode, LaunchMode::Auto | LaunchMode::Binary(_)) {
-            let _ = std::fs::remove_dir_all(&launch.user_data_dir);
-        }
+        self.browser.close(timeout).await;
+        self.browser.remove_owned_profile();
     }
 
     /// How the browser is (or will be) launched.
     pub fn launch_options(&self) -> BrowserOptions {
-        self.launch.read().clone()
+        self.browser.launch_options()
     }
 
     /// Starts (or attaches to) the browser with the engine's options and
     /// follows its events.
     async fn launch_browser(self: &Arc<Self>) -> Result<()> {
-        let mut options = self.launch_options();
-        options.begin_frame_control = self.config.pause && options.begin_frame_control;
-        let process = BrowserProcess::start(&options).await?;
-        self.begin_frame_control.store(
-            process.begin_frame_control,
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        *self.executable.write() = process.executable.clone();
-        *self.sandbox.write() = process.sandbox.clone();
-        let downloads = self.downloads_dir();
-        std::fs::create_dir_all(&downloads).map_err(|e| {
-            Error::new(
-                ErrorCode::BrowserInitFailed,
-                format!("download dir {}: {e}", downloads.display()),
-            )
-        })?;
-        process
-            .browser
-            .execute(
-                SetDownloadBehaviorParams::builder()
-                    .behavior(SetDownloadBehaviorBehavior::AllowAndName)
-                    .download_path(downloads.display().to_string())
-                    .events_enabled(true)
-                    .build()
-                    .map_err(Error::internal)?,
-            )
-            .await?;
-        let events = self.watch_browser_events(&process.browser).await?;
-        *self.browser_events.lock() = Some(events);
+        let process = self.browser.launch(&self.downloads_dir()).await?;
+        let listener = self.watch_browser_events(&process.browser).await?;
         self.enable_navigation_fence(&process.browser).await?;
-        *self.browser.write().await = Some(process);
+        self.browser.install(process, listener).await;
         Ok(())
     }
 
     pub fn status(&self) -> BrowserStatus {
-        let lifecycle = self.lifecycle.read();
-        let (ready, state, message) = match &*lifecycle {
-            Lifecycle::Initializing => (
-                false,
-                "initializing",
-                Some("Waiting for browser window".to_string()),
-            ),
-            Lifecycle::Ready => (true, "ready", None),
-            Lifecycle::Restarting => (
-                false,
-                "restarting",
-                Some(match &self.launch_options().mode {
-                    crate::browser::LaunchMode::Connect(endpoint) => format!(
-                        "the browser at {} went away; reconnecting (with backoff), then the tabs reopen",
-                        crate::error::cut(endpoint)
-                    ),
-                    _ => "the browser died; a new one is starting and the tabs reopen".to_string(),
-                }),
-            ),
-            Lifecycle::Failed(e) => (false, "failed", Some(e.clone())),
-            Lifecycle::Stopped => (
-                false,
-                "stopped",
-                Some("no browser is running; start one".to_string()),
-            ),
-            Lifecycle::ShutDown => (
-                false,
-                "shutdown",
-                Some("the browser was shut down".to_string()),
-            ),
-        };
-        BrowserStatus {
-            ready,
-            state: state.into(),
-            components: Components {
-                http_server: true,
-                browser_window: ready,
-                devtools: ready,
-            },
-            message,
-            frame_driver: self.default_driver().name().into(),
-            executable: self.executable_path(),
-            restarts: self.restarts.load(std::sync::atomic::Ordering::Relaxed),
-            sandbox: self.sandbox.read().clone(),
-            site_isolation: self.launch_options().site_isolation,
-        }
+        self.browser.status()
     }
 
     fn ensure_ready(&self) -> Result<()> {
-        match &*self.lifecycle.read() {
-            Lifecycle::Ready => Ok(()),
-            Lifecycle::Initializing => Err(Error::new(
-                ErrorCode::NotReady,
-                "the browser is still starting; ask its status until it is ready",
-            )
-            .then(NextStep::BrowserStatus)),
-            Lifecycle::Restarting => Err(Error::new(
-                ErrorCode::NotReady,
-                "the browser died and is restarting; ask its status until it is ready",
-            )
-            .then(NextStep::BrowserStatus)),
-            Lifecycle::Failed(e) => Err(Error::new(
-                ErrorCode::BrowserInitFailed,
-                format!("the browser failed to start: {e}"),
-            )),
-            Lifecycle::Stopped => Err(Error::new(
-                ErrorCode::NotReady,
-                "the browser is not running; start it",
-            )
-            .then(NextStep::StartBrowser)),
-            Lifecycle::ShutDown => {
-                Err(Error::new(ErrorCode::NotReady, "the browser was shut down"))
-            }
-        }
+        self.browser.ensure_ready()
     }
 
     pub async fn shutdown(&self, timeout: Duration) {
-        *self.lifecycle.write() = Lifecycle::ShutDown;
+        self.browser.set_lifecycle(Lifecycle::ShutDown);
         self.close_browser(timeout).await;
     }
 
@@ -559,24 +381,12 @@ impl Engine {
 
     /// The driver tabs the engine opens run under.
     pub fn default_driver(&self) -> DriverKind {
-        if !self.config.pause {
-            DriverKind::FreeRunning
-        } else if self
-            .begin_frame_control
-            .load(std::sync::atomic::Ordering::Relaxed)
-        {
-            DriverKind::Deterministic
-        } else {
-            DriverKind::Compositor
-        }
+        self.browser.default_driver()
     }
 
     /// The browser's executable, when the engine launched it.
     pub fn executable_path(&self) -> Option<String> {
-        self.executable
-            .read()
-            .as_ref()
-            .map(|p| p.display().to_string())
+        self.browser.executable_path()
     }
 
     pub fn frame_driver(&self) -> &'static str {
@@ -643,11 +453,6 @@ impl Engine {
     ) -> Result<Arc<Tab>> {
         let kind = self.default_driver();
         let (page, navigator) = {
-            let browser = self.browser.read().await;
-            let browser = browser
-                .as_ref()
-                .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
-            let navigator = browser.navigator.clone();
             let mut params = CreateTargetParams::new("about:blank");
             params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
             // Full Chromium draws only the front tab of a window, and a
@@ -656,12 +461,9 @@ impl Engine {
             params.new_window = Some(kind != DriverKind::Deterministic);
             params.browser_context_id = context;
             let opening = self.own_page_opening();
-            let page = crate::tab::bounded(Duration::from_secs(10), "opening a page", async {
-                Ok(browser.browser.new_page(params).await?)
-            })
-            .await?;
-            opening.opened(page.target_id());
-            (page, navigator)
+            self.browser
+                .new_page(params, |target| opening.opened(target))
+                .await?
         };
         let tab = Tab::attach(id, page, kind, opener, navigator).await?;
         tab.set_owner(user.map(str::to_string));
@@ -770,22 +572,26 @@ impl Engine {
         let mut streams = vec![
             browser
                 .event_listener::<EventTargetCreated>()
-                .await?
+                .await
+                .map_err(crate::cdp_error)?
                 .map(BrowserEvent::Created)
                 .boxed(),
             browser
                 .event_listener::<EventTargetDestroyed>()
-                .await?
+                .await
+                .map_err(crate::cdp_error)?
                 .map(BrowserEvent::Destroyed)
                 .boxed(),
             browser
                 .event_listener::<EventDownloadWillBegin>()
-                .await?
+                .await
+                .map_err(crate::cdp_error)?
                 .map(BrowserEvent::DownloadBegin)
                 .boxed(),
             browser
                 .event_listener::<EventDownloadProgress>()
-                .await?
+                .await
+                .map_err(crate::cdp_error)?
                 .map(BrowserEvent::DownloadProgress)
                 .boxed(),
         ];
@@ -793,7 +599,8 @@ impl Engine {
             streams.push(
                 browser
                     .event_listener::<EventRequestPaused>()
-                    .await?
+                    .await
+                    .map_err(crate::cdp_error)?
                     .map(BrowserEvent::DocumentPaused)
                     .boxed(),
             );
@@ -905,23 +712,17 @@ impl Engine {
         let (page, navigator) = {
             let mut attempt = 0;
             loop {
-                let found = {
-                    let browser = self.browser.read().await;
-                    let Some(browser) = browser.as_ref() else {
-                        return Ok(());
-                    };
-                    (
-                        browser.browser.get_page(target.clone()).await,
-                        browser.navigator.clone(),
-                    )
+                // Without a browser, the popup went with it.
+                let Some(found) = self.browser.page_of(target.clone()).await else {
+                    return Ok(());
                 };
                 match found {
-                    (Ok(page), navigator) => break (page, navigator),
-                    (Err(_), _) if attempt < 100 => {
+                    Ok(found) => break found,
+                    Err(_) if attempt < 100 => {
                         attempt += 1;
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
-                    (Err(e), _) => return Err(e.into()),
+                    Err(e) => return Err(e),
                 }
             }
         };
@@ -963,20 +764,14 @@ impl Engine {
         // A link opened in a new tab has no URL on its target at first;
         // the browser knows the one it is loading.
         let url = if url.is_empty() || url == "about:blank" {
-            let info = {
-                let browser = self.browser.read().await;
-                match browser.as_ref() {
-                    Some(browser) => browser
-                        .browser
-                        .execute(GetTargetInfoParams {
-                            target_id: Some(target.clone()),
-                        })
-                        .await
-                        .ok(),
-                    None => None,
-                }
-            };
-            info.map(|i| i.result.target_info.url.clone())
+            let info = self
+                .browser
+                .execute(GetTargetInfoParams {
+                    target_id: Some(target.clone()),
+                })
+                .await
+                .ok();
+            info.map(|i| i.target_info.url.clone())
                 .filter(|u| !u.is_empty())
                 .unwrap_or(url)
         } else {
@@ -1588,7 +1383,7 @@ impl Engine {
         let tab = self.live_tab(caller, tab_id).await?;
         // A full page resizes the viewport: that one takes the turn.
         let _turn = if full_page {
-            crate::tab::turn::ReadTurn::Own(tab.turn(TURN_LIMIT).await?)
+            crate::turn::ReadTurn::Own(tab.turn(TURN_LIMIT).await?)
         } else {
             tab.read_turn(TURN_LIMIT).await?
         };

@@ -83,7 +83,7 @@ impl Engine {
             .map_err(|e| Error::internal(format!("the page's answer to the request: {e}")))?;
         if let Some(tag) = request.tag.filter(|t| !t.is_empty()) {
             let call = crate::network::NetworkCall {
-                id: short_id("net"),
+                id: crate::ids::random_id("net"),
                 tab_id: tab.id.clone(),
                 action_id: None,
                 url: answer.url.clone(),

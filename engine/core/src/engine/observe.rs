@@ -10,10 +10,10 @@ use crate::caller::Caller;
 use crate::capture::{CaptureOptions, DEFAULT_MARKUP};
 use crate::engine::{Engine, TURN_LIMIT};
 use crate::error::{Error, ErrorCode, NextStep, Result};
-use crate::refs::numbering_prelude;
 use crate::snapshot::{RefsFor, SnapshotFormat, SnapshotSource, window};
 use crate::tab::capture::take_screenshot;
 use crate::tab::observation::CachedSnapshot;
+use crate::tab::refs::numbering_prelude;
 
 #[derive(Debug, Clone)]
 pub struct SnapshotRequest {

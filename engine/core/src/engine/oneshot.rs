@@ -18,9 +18,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, CaptureScreenshotParams, EventLifecycleEvent, GetLayoutMetricsParams,
     NavigateParams, SetLifecycleEventsEnabledParams, Viewport,
 };
-use chromiumoxide::cdp::browser_protocol::target::{
-    CloseTargetParams, CreateBrowserContextParams, CreateTargetParams,
-};
+use chromiumoxide::cdp::browser_protocol::target::{CloseTargetParams, CreateTargetParams};
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -115,28 +113,21 @@ impl Engine {
     }
 
     async fn oneshot_inner(&self, request: OneshotRequest) -> Result<OneshotCapture> {
-        let (context, page) = {
-            self.ensure_ready()?;
-            let browser = self.browser.read().await;
-            let browser = browser
-                .as_ref()
-                .ok_or_else(|| Error::new(ErrorCode::NotReady, "no browser"))?;
-            let context = browser
-                .browser
-                .create_browser_context(CreateBrowserContextParams::default())
-                .await?;
-            let mut params = CreateTargetParams::new("about:blank");
-            params.browser_context_id = Some(context.clone());
-            let opening = self.own_page_opening();
-            match browser.browser.new_page(params).await {
-                Ok(page) => {
-                    opening.opened(page.target_id());
-                    (context, page)
-                }
-                Err(e) => {
-                    let _ = browser.browser.dispose_browser_context(context).await;
-                    return Err(e.into());
-                }
+        self.ensure_ready()?;
+        // Its own context, downloads denied: nothing it does stays behind.
+        let context = self.browser.new_context(None).await?;
+        let mut params = CreateTargetParams::new("about:blank");
+        params.browser_context_id = Some(context.clone());
+        let opening = self.own_page_opening();
+        let page = match self
+            .browser
+            .new_page(params, |target| opening.opened(target))
+            .await
+        {
+            Ok((page, _)) => page,
+            Err(e) => {
+                self.browser.dispose_context(context).await;
+                return Err(e);
             }
         };
         let limit = request.timeout + CAPTURE_LIMIT;
@@ -158,16 +149,7 @@ impl Engine {
             page.execute(CloseTargetParams::new(target)),
         )
         .await;
-        {
-            let browser = self.browser.read().await;
-            if let Some(browser) = browser.as_ref() {
-                let _ = tokio::time::timeout(
-                    Duration::from_secs(5),
-                    browser.browser.dispose_browser_context(context),
-                )
-                .await;
-            }
-        }
+        self.browser.dispose_context(context).await;
     }
 }
 
@@ -195,10 +177,12 @@ async fn capture(page: &Page, request: &OneshotRequest) -> Result<OneshotCapture
         1.0,
         false,
     ))
-    .await?;
+    .await
+    .map_err(crate::cdp_error)?;
     if let Some(agent) = &request.user_agent {
         page.execute(SetUserAgentOverrideParams::new(agent.clone()))
-            .await?;
+            .await
+            .map_err(crate::cdp_error)?;
     }
     if !request.cookies.is_empty() {
         let cookies = cookie_params(request)?;
@@ -210,12 +194,17 @@ async fn capture(page: &Page, request: &OneshotRequest) -> Result<OneshotCapture
             })?;
     }
     page.execute(SetLifecycleEventsEnabledParams::new(true))
-        .await?;
-    let mut lifecycle = page.event_listener::<EventLifecycleEvent>().await?;
+        .await
+        .map_err(crate::cdp_error)?;
+    let mut lifecycle = page
+        .event_listener::<EventLifecycleEvent>()
+        .await
+        .map_err(crate::cdp_error)?;
 
     let navigated = page
         .execute(NavigateParams::new(request.url.clone()))
-        .await?;
+        .await
+        .map_err(crate::cdp_error)?;
     if let Some(error) = &navigated.result.error_text {
         return Err(Error::new(
             ErrorCode::NavigationFailed,
@@ -256,7 +245,10 @@ async fn capture(page: &Page, request: &OneshotRequest) -> Result<OneshotCapture
     let clip = if let Some(selector) = &request.selector {
         Some(element_clip(page, selector).await?)
     } else if request.full_page {
-        let metrics = page.execute(GetLayoutMetricsParams::default()).await?;
+        let metrics = page
+            .execute(GetLayoutMetricsParams::default())
+            .await
+            .map_err(crate::cdp_error)?;
         let size = &metrics.result.css_content_size;
         let height = size.height.max(1.0);
         truncated = height > MAX_FULL_PAGE_PX;
@@ -287,7 +279,7 @@ async fn capture(page: &Page, request: &OneshotRequest) -> Result<OneshotCapture
         params.capture_beyond_viewport = Some(true);
     }
     params.clip = clip;
-    let shot = page.execute(params).await?;
+    let shot = page.execute(params).await.map_err(crate::cdp_error)?;
     let data = base64::engine::general_purpose::STANDARD
         .decode(&shot.result.data)
         .map_err(|e| Error::internal(format!("screenshot data: {e}")))?;

@@ -27,18 +27,16 @@ impl Engine {
             loop {
                 tokio::time::sleep(PROBE_EVERY).await;
                 let Some(engine) = weak.upgrade() else { return };
-                match &*engine.lifecycle.read() {
+                match engine.browser.lifecycle() {
                     Lifecycle::Ready => {}
                     Lifecycle::ShutDown => return,
                     _ => continue,
                 }
-                let (alive, allowed_misses) = match engine.browser.read().await.as_ref() {
-                    Some(process) => (
-                        process.alive(PROBE_LIMIT).await,
-                        if process.launched_here() { 1 } else { 3 },
-                    ),
-                    None => (false, 1),
-                };
+                let (alive, allowed_misses) = engine
+                    .browser
+                    .probe(PROBE_LIMIT)
+                    .await
+                    .unwrap_or((false, 1));
                 misses = if alive { 0 } else { misses + 1 };
                 if misses >= allowed_misses {
                     misses = 0;
@@ -51,12 +49,8 @@ impl Engine {
     /// Replaces a dead browser and reopens its tabs; retries with backoff
     /// until a browser is back (or the engine is shut down).
     async fn restart_browser(self: &Arc<Self>) {
-        {
-            let mut lifecycle = self.lifecycle.write();
-            if !matches!(*lifecycle, Lifecycle::Ready) {
-                return;
-            }
-            *lifecycle = Lifecycle::Restarting;
+        if !self.browser.claim_restart() {
+            return;
         }
         tracing::error!("the browser stopped answering; starting a new one");
         let old_tabs = self.tabs.take_all(false);
@@ -64,15 +58,10 @@ impl Engine {
             tab.session.mark_closed();
         }
         self.forget_user_contexts();
-        if let Some(task) = self.browser_events.lock().take() {
-            task.abort();
-        }
-        if let Some(process) = self.browser.write().await.take() {
-            process.shutdown(Duration::from_secs(2)).await;
-        }
+        self.browser.close(Duration::from_secs(2)).await;
         let mut attempt = 0;
         loop {
-            if matches!(*self.lifecycle.read(), Lifecycle::ShutDown) {
+            if self.browser.is_shut_down() {
                 return;
             }
             match self.launch_browser().await {
@@ -88,8 +77,6 @@ impl Engine {
                 }
             }
         }
-        self.restarts
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for old in &old_tabs {
             if let Err(e) = self.reopen(old).await {
                 tracing::warn!(tab = %old.id, "could not reopen the tab: {}", e.message);
@@ -100,10 +87,7 @@ impl Engine {
         {
             tracing::warn!("no tab after the restart: {}", e.message);
         }
-        let mut lifecycle = self.lifecycle.write();
-        if matches!(*lifecycle, Lifecycle::Restarting) {
-            *lifecycle = Lifecycle::Ready;
-        }
+        self.browser.restarted();
         tracing::info!(tabs = old_tabs.len(), "browser restarted");
     }
 

@@ -36,7 +36,7 @@ impl crate::action::ActionTab for Tab {
     fn loading(&self) -> bool {
         !self.loaded()
     }
-    async fn turn(&self, limit: Duration) -> Result<super::turn::ActionTurn<'_>> {
+    async fn turn(&self, limit: Duration) -> Result<crate::turn::ActionTurn<'_>> {
         Tab::turn(self, limit).await
     }
     fn invalidate_snapshot(&self) {

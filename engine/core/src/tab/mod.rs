@@ -29,21 +29,20 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-pub mod capture;
-pub mod execution;
-pub mod frame_targets;
+pub(crate) mod capture;
+pub(crate) mod execution;
+pub(crate) mod frame_targets;
 pub mod frames;
 mod host;
-pub mod intercept;
+pub(crate) mod intercept;
 mod loading;
-pub mod network;
-pub mod observation;
-pub mod prompts;
+pub(crate) mod network;
+pub(crate) mod observation;
+pub(crate) mod prompts;
 mod pump;
-pub mod refs;
-pub mod session;
+pub(crate) mod refs;
+pub(crate) mod session;
 pub mod snapshot;
-pub mod turn;
 
 pub use execution::FrameDriver;
 pub use frames::Frames;
@@ -137,7 +136,7 @@ pub struct Tab {
     pub session: Arc<PageSession>,
     /// One action at a time per tab, reads beside its waits; other tabs
     /// run in parallel.
-    turn: turn::TabTurn,
+    turn: crate::turn::TabTurn,
     /// What was drawn and the frame driver's state.
     pub frames: Arc<Frames>,
     /// The tab that opened this one, for popups.
@@ -242,7 +241,7 @@ impl Tab {
             id,
             target_id,
             session,
-            turn: turn::TabTurn::default(),
+            turn: crate::turn::TabTurn::default(),
             frames: Arc::new(Frames::new(kind)),
             opener,
             state: Mutex::new(TabState::default()),
@@ -359,13 +358,13 @@ impl Tab {
 
     /// This tab's turn for an action (or anything that thaws it), waiting at
     /// most `limit` for the one before to finish.
-    pub async fn turn(&self, limit: Duration) -> Result<turn::ActionTurn<'_>> {
+    pub async fn turn(&self, limit: Duration) -> Result<crate::turn::ActionTurn<'_>> {
         self.turn.take(limit).await
     }
 
     /// A read's turn (a screenshot): this tab's turn, or beside an action
     /// that only waits for the page (see `turn.rs`).
-    pub async fn read_turn(&self, limit: Duration) -> Result<turn::ReadTurn<'_>> {
+    pub async fn read_turn(&self, limit: Duration) -> Result<crate::turn::ReadTurn<'_>> {
         self.turn.read(limit).await
     }
 
@@ -1359,11 +1358,6 @@ fn cdp_button_of(button: MouseButton) -> CdpMouseButton {
         MouseButton::Right => CdpMouseButton::Right,
         MouseButton::Middle => CdpMouseButton::Middle,
     }
-}
-
-/// `prefix_` + 12 hex digits, unique enough within one engine.
-pub fn short_id(prefix: &str) -> String {
-    crate::ids::random_id(prefix)
 }
 
 /// Page-side: keeps media elements muted while the tab is (see

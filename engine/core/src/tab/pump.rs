@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::network::CallEnd;
 use super::{
     PICKER_BINDING, PendingFileChooser, PendingPicker, PendingSelect, Realm, SELECT_BINDING, Tab,
-    TabState, intercept, same_site, short_id,
+    TabState, intercept, same_site,
 };
 use crate::error::Result;
 use crate::events::{PendingDialog, TabEvent, TabSignal};
@@ -393,7 +393,7 @@ impl Tab {
         session: Option<String>,
     ) -> Option<TabSignal> {
         let chooser = PendingFileChooser {
-            id: short_id("fc"),
+            id: crate::ids::random_id("fc"),
             backend_node_id: e.backend_node_id,
             chooser_type: match e.mode {
                 FileChooserOpenedMode::SelectSingle => "open",
@@ -422,7 +422,7 @@ impl Tab {
             .cloned()
             .unwrap_or(Value::Array(vec![]));
         let select = PendingSelect {
-            id: short_id("sp"),
+            id: crate::ids::random_id("sp"),
             token: payload
                 .get("token")
                 .and_then(Value::as_str)
@@ -469,7 +469,7 @@ impl Tab {
         let input_type = text("type");
         let color = input_type == "color";
         let picker = PendingPicker {
-            id: short_id(if color { "cp" } else { "dp" }),
+            id: crate::ids::random_id(if color { "cp" } else { "dp" }),
             token: text("token"),
             input_type: input_type.clone(),
             realm: Realm {

@@ -206,7 +206,7 @@ impl PageSession {
                 Ok(response)
             }
             Ok(Err(e)) => {
-                let e = Error::from(e);
+                let e = crate::cdp_error(e);
                 // A begin-frame that never completed blocks every later one.
                 if e.message.contains("Another frame is pending") {
                     self.mark_failed("a frame never completed (Another frame is pending)");
@@ -237,7 +237,11 @@ impl PageSession {
     }
 
     pub async fn event_listener<T: IntoEventKind + Unpin>(&self) -> Result<EventStream<T>> {
-        Ok(self.page.event_listener::<T>().await?)
+        Ok(self
+            .page
+            .event_listener::<T>()
+            .await
+            .map_err(crate::cdp_error)?)
     }
 
     /// Sends a command that the page's script may block on (input, script).

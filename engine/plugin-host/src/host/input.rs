@@ -1,4 +1,4 @@
-use wabp_core::plugin::MouseButton as CoreButton;
+use wabp_model::plugin::MouseButton as CoreButton;
 
 use super::{HostState, core_modifiers};
 use crate::bindings::action::wabp::plugin::input::Host;

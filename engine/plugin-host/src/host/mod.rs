@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use wabp_core::plugin::{HostError as CoreHostError, PageHost};
+use wabp_model::plugin::{HostError as CoreHostError, PageHost};
 use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -101,8 +101,8 @@ impl From<CoreHostError> for HostError {
     }
 }
 
-pub(crate) fn core_modifiers(m: types::Modifiers) -> wabp_core::plugin::Modifiers {
-    wabp_core::plugin::Modifiers {
+pub(crate) fn core_modifiers(m: types::Modifiers) -> wabp_model::plugin::Modifiers {
+    wabp_model::plugin::Modifiers {
         alt: m.contains(types::Modifiers::ALT),
         control: m.contains(types::Modifiers::CONTROL),
         meta: m.contains(types::Modifiers::META),
@@ -110,7 +110,7 @@ pub(crate) fn core_modifiers(m: types::Modifiers) -> wabp_core::plugin::Modifier
     }
 }
 
-pub(crate) fn wit_box(b: wabp_core::plugin::ElementBox) -> types::ElementBox {
+pub(crate) fn wit_box(b: wabp_model::plugin::ElementBox) -> types::ElementBox {
     types::ElementBox {
         rect: types::Rect {
             x: b.rect.x,

@@ -2,7 +2,7 @@ use super::{HostState, wit_box};
 use crate::bindings::action::wabp::plugin::page::Host;
 use crate::bindings::types::{ElementBox, HostError, Located, Target, ViewportInfo};
 use crate::manifest::Capability;
-use wabp_core::plugin::Target as CoreTarget;
+use wabp_model::plugin::Target as CoreTarget;
 
 impl Host for HostState {
     async fn query_selector_all(&mut self, selector: String) -> Result<Vec<ElementBox>, HostError> {

@@ -182,16 +182,6 @@ impl Error {
     }
 }
 
-impl From<chromiumoxide::error::CdpError> for Error {
-    fn from(err: chromiumoxide::error::CdpError) -> Self {
-        use chromiumoxide::error::CdpError;
-        match err {
-            CdpError::Timeout => Error::timeout("the browser did not answer in time"),
-            other => Error::internal(format!("browser: {other}")),
-        }
-    }
-}
-
 /// A client's string as it may appear in an error message or a log line:
 /// at most 200 characters.
 pub fn cut(text: &str) -> String {

@@ -27,8 +27,9 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 pub use envelope::{ActionEvent, Envelope, NetworkSummary, ScrollState, Timing, TimingParts};
+pub(crate) use events::wait_for_settle;
 pub use events::{NavigationHint, ScrollSource};
-pub(crate) use events::{Recorder, navigation_type, wait_for_settle};
+pub use events::{Recorder, navigation_type};
 pub use options::{
     ActionOptions, AreaName, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, NetworkInput, NetworkOptions,
     OPTION_KEYS, OptionsInput, RegionInput, ScreenshotArea, ScreenshotInput, ScreenshotOptions,
@@ -52,7 +53,7 @@ pub trait ActionTab: Send + Sync + 'static {
     fn owner(&self) -> Option<String>;
     /// One action at a time: the turn is held from before to after; reads
     /// run beside its wait when it opens the turn to them.
-    async fn turn(&self, limit: Duration) -> Result<crate::tab::turn::ActionTurn<'_>>;
+    async fn turn(&self, limit: Duration) -> Result<crate::turn::ActionTurn<'_>>;
     /// Any action makes a cached snapshot stale.
     fn invalidate_snapshot(&self);
     /// The virtual cursor, drawn on captures.
@@ -716,7 +717,7 @@ async fn execute<T: ActionTab>(
 
 /// Marks a navigation's `result` as held by the page's `beforeunload`
 /// prompt, with what to do (`more` adds a way).
-pub(crate) fn held_by_beforeunload(result: &mut Value, tab_id: &str, more: Option<&str>) {
+pub fn held_by_beforeunload(result: &mut Value, tab_id: &str, more: Option<&str>) {
     if !result.is_object() {
         *result = serde_json::json!({});
     }

@@ -20,7 +20,7 @@ use crate::plugin::{
 /// A tab that writes down what the loop asks of it.
 struct FakeTab {
     steps: Mutex<Vec<&'static str>>,
-    turn: crate::tab::turn::TabTurn,
+    turn: crate::turn::TabTurn,
     signals: tokio::sync::broadcast::Sender<TabSignal>,
     dialog: AtomicBool,
     frame: Mutex<Option<CachedFrame>>,
@@ -88,7 +88,7 @@ impl ActionTab for FakeTab {
     fn owner(&self) -> Option<String> {
         Some("alice".into())
     }
-    async fn turn(&self, limit: Duration) -> Result<crate::tab::turn::ActionTurn<'_>> {
+    async fn turn(&self, limit: Duration) -> Result<crate::turn::ActionTurn<'_>> {
         self.step("turn");
         self.turn.take(limit).await
     }

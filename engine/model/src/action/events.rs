@@ -20,7 +20,7 @@ pub enum NavigationHint {
     Reload,
 }
 
-pub(crate) fn navigation_type(reason: Option<&str>, hint: NavigationHint) -> Option<&'static str> {
+pub fn navigation_type(reason: Option<&str>, hint: NavigationHint) -> Option<&'static str> {
     match hint {
         NavigationHint::BackForward => return Some("back_forward"),
         NavigationHint::Reload => return Some("reload"),
@@ -39,7 +39,7 @@ pub(crate) fn navigation_type(reason: Option<&str>, hint: NavigationHint) -> Opt
 
 /// Collects signals during an action: events for the envelope, and network
 /// counts.
-pub(crate) struct Recorder {
+pub struct Recorder {
     tab_id: String,
     hint: NavigationHint,
     pub events: Vec<ActionEvent>,
@@ -57,7 +57,7 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
-    pub(crate) fn new(
+    pub fn new(
         tab_id: &str,
         hint: NavigationHint,
         network: Option<&NetworkOptions>,
@@ -91,7 +91,7 @@ impl Recorder {
     }
 
     /// Records a signal; returns it for the wait heuristic when it is one.
-    pub(crate) fn record(&mut self, signal: TabSignal) -> Option<WaitSignal> {
+    pub fn record(&mut self, signal: TabSignal) -> Option<WaitSignal> {
         let now = self.virtual_start_ms
             + self.skipped_ms
             + self.dispatched.elapsed().as_secs_f64() * 1000.0;

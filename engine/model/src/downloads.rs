@@ -205,7 +205,7 @@ impl Downloads {
             return;
         }
         records.push(Download {
-            id: crate::tab::short_id("dl"),
+            id: crate::ids::random_id("dl"),
             guid: guid.to_string(),
             tab_id,
             user_id,

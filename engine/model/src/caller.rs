@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 /// The owner of what can't be attributed to a tab (a download from an
 /// unknown frame): not a valid user id, so no caller owns it.
-pub(crate) const NOBODY: &str = "\u{0}nobody";
+pub const NOBODY: &str = "\u{0}nobody";
 
 /// What an operation may do; a token grants any subset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
