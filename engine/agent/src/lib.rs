@@ -11,6 +11,7 @@
 //! model picks is an ordinary operation: scope, approval policy, the action
 //! loop's envelope and the history all apply.
 
+pub mod history;
 pub mod prompt;
 pub mod provider;
 pub mod reply;

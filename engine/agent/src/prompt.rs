@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::task::HistoryItem;
+use crate::history::HistoryItem;
 
 /// An action the model may choose.
 #[derive(Debug, Clone)]

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, watch};
 
+pub use crate::history::HistoryItem;
 use crate::prompt::{self, ToolSpec};
 use crate::provider::{Llm, PublicSettings};
 use crate::reply::{ChosenAction, parse_action};
@@ -57,26 +58,6 @@ impl Status {
             Status::Stopped => "stopped",
         }
     }
-}
-
-/// One step as the task's history shows it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct HistoryItem {
-    pub step: u32,
-    /// The action's type (`click`, a plugin action's name), or `llm` when
-    /// the model gave no usable action.
-    pub action: String,
-    pub details: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The action's record in the history (`GET /history/actions/{id}`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub action_id: Option<String>,
-    /// The whole step: state, model, action (wabp addition).
-    pub duration_ms: f64,
-    /// Of which the model's answer (retries included).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model_ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

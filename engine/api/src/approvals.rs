@@ -249,7 +249,7 @@ impl crate::Ctx {
                 .approvals
                 .redeem(id, door.operation, door.input, door.caller);
         }
-        let policies = self.engine.registry.policies();
+        let policies = self.engine.registry().policies();
         if policies.is_empty() {
             return Ok(());
         }

@@ -11,10 +11,12 @@
 
 pub mod approvals;
 pub mod auth;
+pub mod backend;
 pub mod errors;
 mod input;
 pub mod openapi;
 mod ops;
+pub mod testing;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -26,11 +28,13 @@ use serde_json::{Map, Value, json};
 pub use wabp_core::Scope;
 use wabp_core::plugin::ActionSpec;
 pub use wabp_core::plugin::Category;
-use wabp_core::{Caller, Engine, Envelope, Error, Result};
+use wabp_core::plugin::PluginRegistry;
+use wabp_core::{Caller, Envelope, Error, Result};
 use wabp_history::HistoryStore;
 
 pub use approvals::Door;
 pub use auth::{Grant, Tokens};
+pub use backend::{ActivityGuard, Backend};
 pub use input::{coerce_query, decode};
 pub use ops::actions::{ACTION_ROUTE, BUILTIN_PATHS, Unlisted, action_tool_name};
 pub use ops::capture::{ScreenshotDefaults, TOOL_NAME as CAPTURE_TOOL};
@@ -39,7 +43,7 @@ pub use wabp_core::rules::url::canonical_url;
 /// What operations use, shared by every request.
 #[derive(Clone)]
 pub struct Services {
-    pub engine: Arc<Engine>,
+    pub engine: Arc<dyn Backend>,
     /// The flight recorder, when the engine keeps one.
     pub history: Option<HistoryStore>,
     /// Told when `POST /browser/shutdown` has shut the browser down.
@@ -57,7 +61,7 @@ pub struct Services {
 
 impl Services {
     /// Services without a history, a policy file or approvals yet.
-    pub fn new(engine: Arc<Engine>, history: Option<HistoryStore>) -> Services {
+    pub fn new(engine: Arc<dyn Backend>, history: Option<HistoryStore>) -> Services {
         Services {
             engine,
             history,
@@ -88,7 +92,7 @@ impl Services {
 /// What every operation may use, with the caller it acts for.
 #[derive(Clone)]
 pub struct Ctx {
-    pub engine: Arc<Engine>,
+    pub engine: Arc<dyn Backend>,
     /// The flight recorder, when the engine keeps one.
     pub history: Option<HistoryStore>,
     pub caller: Caller,
@@ -392,14 +396,14 @@ impl Operation {
 /// action in the registry now.
 pub struct Catalogue {
     fixed: Vec<Operation>,
-    engine: Arc<Engine>,
+    registry: Arc<dyn PluginRegistry>,
 }
 
 impl Catalogue {
-    pub fn new(engine: Arc<Engine>) -> Catalogue {
+    pub fn new(registry: Arc<dyn PluginRegistry>) -> Catalogue {
         Catalogue {
             fixed: ops::fixed(),
-            engine,
+            registry,
         }
     }
 
@@ -422,7 +426,7 @@ impl Catalogue {
             .iter()
             .filter_map(|o| o.tool.as_deref())
             .collect();
-        let (named, _) = ops::actions::named_actions(self.engine.registry.as_ref(), &taken);
+        let (named, _) = ops::actions::named_actions(self.registry.as_ref(), &taken);
         named
             .into_iter()
             .map(|(tool, spec)| ops::actions::operation(&spec).tool(&tool))
@@ -436,7 +440,7 @@ impl Catalogue {
             .iter()
             .filter_map(|o| o.tool.as_deref())
             .collect();
-        ops::actions::named_actions(self.engine.registry.as_ref(), &taken).1
+        ops::actions::named_actions(self.registry.as_ref(), &taken).1
     }
 
     /// Actions listed under a fallback tool name (their usual one is taken).
@@ -446,7 +450,7 @@ impl Catalogue {
             .iter()
             .filter_map(|o| o.tool.as_deref())
             .collect();
-        ops::actions::named_actions(self.engine.registry.as_ref(), &taken)
+        ops::actions::named_actions(self.registry.as_ref(), &taken)
             .0
             .into_iter()
             .filter(|(tool, spec)| *tool != action_tool_name(&spec.name))
@@ -456,7 +460,7 @@ impl Catalogue {
     /// The operation named `name` (`navigate`, `snapshot`, ...), or plugin
     /// action `x` as `action:x`.
     pub fn operation(&self, name: &str) -> Result<Operation> {
-        ops::find_operation(&self.fixed, &self.engine, name)
+        ops::find_operation(&self.fixed, self.registry.as_ref(), name)
     }
 
     /// The operation behind an MCP tool name.
@@ -471,8 +475,7 @@ impl Catalogue {
 
     /// The operation of a plugin action by name (`POST /tabs/{id}/actions/{name}`).
     pub fn action(&self, name: &str) -> Result<Operation> {
-        self.engine
-            .registry
+        self.registry
             .actions()
             .into_iter()
             .find(|spec| spec.name == name)
@@ -485,10 +488,6 @@ impl Catalogue {
                     ),
                 )
             })
-    }
-
-    pub fn engine(&self) -> &Arc<Engine> {
-        &self.engine
     }
 }
 

@@ -276,9 +276,9 @@ impl App {
             store: history.clone(),
             record_secrets: options.record_secrets,
         }));
-        let mut services = wabp_api::Services::new(engine.clone(), Some(history.clone()));
+        let mut services = wabp_api::Services::new(Arc::new(engine.clone()), Some(history.clone()));
         services.policy_settings = policy_settings.into();
-        let catalogue = Arc::new(wabp_api::Catalogue::new(engine.clone()));
+        let catalogue = Arc::new(wabp_api::Catalogue::new(engine.registry.clone()));
         let mcp = wabp_mcp::WabpMcp::new(services.clone(), catalogue.clone());
         Ok(App {
             engine,
@@ -372,7 +372,7 @@ impl App {
             .nest_service("/mcp", mcp)
             .layer(axum::middleware::from_fn_with_state(
                 wabp_rest::Callers {
-                    engine: self.engine.clone(),
+                    engine: Arc::new(self.engine.clone()),
                     tokens: self.tokens.clone(),
                 },
                 wabp_rest::resolve_caller,

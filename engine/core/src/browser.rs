@@ -329,66 +329,48 @@ pub struct BrowserProcess {
     pub navigator: std::sync::Arc<crate::navigator::Navigator>,
 }
 
-/// Turns Nagle's algorithm off on this process's connections to the
-/// browser's DevTools endpoint `ws_url`. With it on, a command written while
-/// the one before is unacknowledged waits in the kernel until the browser's
-/// answer carries the acknowledgement: commands the engine sends together
-/// (a freeze's clock order and animation rate, then its script swap) reached
-/// the browser one renderer round trip apart, 2-5 ms per action.
-/// chromiumoxide opens its socket and keeps it to itself, so it is found
-/// among the process's descriptors by its peer address. Returns how many
-/// sockets were changed.
-pub fn send_commands_unbatched(ws_url: &str) -> usize {
-    // Addresses only, no name lookup (it would block): the endpoint of a
-    // launched browser is an IP literal; `localhost` is either loopback.
-    let Some((host, port)) = url::Url::parse(ws_url)
-        .ok()
-        .and_then(|u| Some((u.host()?.to_owned(), u.port_or_known_default()?)))
-    else {
-        return 0;
-    };
-    let peer: Vec<std::net::SocketAddr> = match host {
-        url::Host::Ipv4(ip) => vec![(ip, port).into()],
-        url::Host::Ipv6(ip) => vec![(ip, port).into()],
-        url::Host::Domain(name) if name.eq_ignore_ascii_case("localhost") => vec![
-            (std::net::Ipv4Addr::LOCALHOST, port).into(),
-            (std::net::Ipv6Addr::LOCALHOST, port).into(),
-        ],
-        url::Host::Domain(_) => return 0,
-    };
-    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
-        return 0;
-    };
-    let mut changed = 0;
-    for entry in entries.flatten() {
-        let Some(fd) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<std::os::fd::RawFd>().ok())
-        else {
-            continue;
-        };
-        let is_socket = std::fs::read_link(entry.path())
-            .is_ok_and(|target| target.to_string_lossy().starts_with("socket:"));
-        if !is_socket {
-            continue;
+/// Launches Chromium; when it can't start with its sandbox (the kernel may
+/// not allow user namespaces), once more without, noting why in
+/// `sandbox_off`.
+async fn launch_falling_back_to_no_sandbox(
+    builder: chromiumoxide::browser::BrowserConfigBuilder,
+    executable: &Path,
+    sandbox_off: &mut Option<String>,
+) -> Result<(Browser, chromiumoxide::Handler)> {
+    let launched = Browser::launch(
+        builder
+            .clone()
+            .build()
+            .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?,
+    )
+    .await;
+    let launched = match launched {
+        Err(e) if sandbox_off.is_none() => {
+            let cause = e.to_string();
+            let cause = cause.lines().next().unwrap_or_default();
+            tracing::warn!(
+                "Chromium did not start with its sandbox ({}); starting it without",
+                crate::error::cut(cause)
+            );
+            *sandbox_off = Some(format!(
+                "Chromium did not start with its sandbox (the kernel may not allow it): {}",
+                crate::error::cut(cause)
+            ));
+            let config = builder
+                .no_sandbox()
+                .build()
+                .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?;
+            Browser::launch(config).await
         }
-        // SAFETY: the descriptor was listed open just now and is borrowed
-        // for two system calls only, while the sockets it may be (the
-        // browser's connections) stay open with the browser handle.
-        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-        let socket = socket2::SockRef::from(&fd);
-        let connected_to_browser = socket
-            .peer_addr()
-            .ok()
-            .and_then(|a| a.as_socket())
-            .is_some_and(|a| peer.contains(&a));
-        if connected_to_browser && socket.set_tcp_nodelay(true).is_ok() {
-            changed += 1;
-        }
-    }
-    tracing::debug!("TCP_NODELAY on {changed} connection(s) to the browser");
-    changed
+        other => other,
+    };
+    let (browser, handler) = launched.map_err(|e| {
+        Error::new(
+            ErrorCode::BrowserInitFailed,
+            format!("could not launch {}: {e}", executable.display()),
+        )
+    })?;
+    Ok((browser, handler))
 }
 
 impl BrowserProcess {
@@ -479,39 +461,9 @@ impl BrowserProcess {
                 if options.headed {
                     builder = builder.with_head();
                 }
-                let launched = Browser::launch(
-                    builder
-                        .clone()
-                        .build()
-                        .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?,
-                )
-                .await;
-                let launched = match launched {
-                    Err(e) if sandbox_off.is_none() => {
-                        let cause = e.to_string();
-                        let cause = cause.lines().next().unwrap_or_default();
-                        tracing::warn!(
-                            "Chromium did not start with its sandbox ({}); starting it without",
-                            crate::error::cut(cause)
-                        );
-                        sandbox_off = Some(format!(
-                            "Chromium did not start with its sandbox (the kernel may not allow it): {}",
-                            crate::error::cut(cause)
-                        ));
-                        let config = builder
-                            .no_sandbox()
-                            .build()
-                            .map_err(|e| Error::new(ErrorCode::BrowserInitFailed, e))?;
-                        Browser::launch(config).await
-                    }
-                    other => other,
-                };
-                let (browser, handler) = launched.map_err(|e| {
-                    Error::new(
-                        ErrorCode::BrowserInitFailed,
-                        format!("could not launch {}: {e}", executable.display()),
-                    )
-                })?;
+                let (browser, handler) =
+                    launch_falling_back_to_no_sandbox(builder, &executable, &mut sandbox_off)
+                        .await?;
                 let mut browser = browser;
                 pid = browser.get_mut_child().and_then(|c| c.inner.id());
                 watcher = pid.and_then(reap_with_engine);
@@ -522,7 +474,7 @@ impl BrowserProcess {
                 (browser, handler, Some(executable), true)
             }
         };
-        send_commands_unbatched(browser.websocket_address());
+        crate::sockets::send_commands_unbatched(browser.websocket_address());
         // The handler drives every CDP exchange; it must be polled even after
         // an error (a malformed event must not stop the browser).
         let handler_task = tokio::spawn(async move {
@@ -600,23 +552,6 @@ mod tests {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_deref().unwrap_or(""))
-    }
-
-    #[test]
-    fn connections_to_the_browser_send_at_once_and_others_are_left_alone() {
-        let browser = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let to_browser = std::net::TcpStream::connect(browser.local_addr().unwrap()).unwrap();
-        let to_other = std::net::TcpStream::connect(other.local_addr().unwrap()).unwrap();
-        assert!(!to_browser.nodelay().unwrap() && !to_other.nodelay().unwrap());
-        let port = browser.local_addr().unwrap().port();
-        let changed = send_commands_unbatched(&format!("ws://127.0.0.1:{port}/devtools/browser/x"));
-        assert!(changed >= 1, "{changed}");
-        assert!(to_browser.nodelay().unwrap());
-        assert!(!to_other.nodelay().unwrap());
-        // No name is looked up, and nothing else is touched.
-        assert_eq!(send_commands_unbatched("ws://browser.example:9222/x"), 0);
-        assert_eq!(send_commands_unbatched("not a url"), 0);
     }
 
     #[test]

@@ -234,7 +234,7 @@ impl Navigator {
         let (socket, _) = async_tungstenite::tokio::connect_async(self.ws_url.as_str())
             .await
             .map_err(|e| Error::internal(format!("navigation connection: {e}")))?;
-        crate::browser::send_commands_unbatched(self.ws_url.as_str());
+        crate::sockets::send_commands_unbatched(self.ws_url.as_str());
         let (mut sink, mut stream) = socket.split();
         let (outgoing, mut queued) = tokio::sync::mpsc::unbounded_channel::<String>();
         let pending: Pending = Arc::default();

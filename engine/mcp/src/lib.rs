@@ -232,13 +232,13 @@ fn fingerprint(registry: &dyn wabp_core::plugin::PluginRegistry) -> String {
 async fn follow_registry(ctx: Weak<Context>) {
     let (mut changes, mut last) = {
         let Some(ctx) = ctx.upgrade() else { return };
-        let registry = ctx.services.engine.registry.clone();
+        let registry = ctx.services.engine.registry();
         report_unlisted(&ctx.catalogue);
         (registry.subscribe_changes(), fingerprint(registry.as_ref()))
     };
     while changes.changed().await.is_ok() {
         let Some(ctx) = ctx.upgrade() else { return };
-        let now = fingerprint(ctx.services.engine.registry.as_ref());
+        let now = fingerprint(ctx.services.engine.registry().as_ref());
         if now == last {
             continue;
         }
@@ -458,59 +458,84 @@ pub async fn serve_stdio(server: WabpMcp) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wabp_core::plugin::{
-        ActionHandler, ActionSpec, MarkupRenderer, PluginInfo, PluginRegistry, WaitHeuristic,
-        WaitSpec,
-    };
+    use serde_json::json;
+    use wabp_api::testing::{DIALOG_IN_THE_WAY, FAIL_INTERNALLY, FakeEngine, NoPlugins};
 
-    /// No plugins: the session logic needs none.
-    struct NoPlugins;
-
-    impl PluginRegistry for NoPlugins {
-        fn action(&self, _: &str) -> Option<Arc<dyn ActionHandler>> {
-            None
-        }
-        fn actions(&self) -> Vec<ActionSpec> {
-            Vec::new()
-        }
-        fn markup(&self, _: &str) -> Option<Arc<dyn MarkupRenderer>> {
-            None
-        }
-        fn markup_tags(&self) -> Vec<String> {
-            Vec::new()
-        }
-        fn wait(&self, _: &str) -> Option<Arc<dyn WaitHeuristic>> {
-            None
-        }
-        fn waits(&self) -> Vec<WaitSpec> {
-            Vec::new()
-        }
-        fn plugins(&self) -> Vec<PluginInfo> {
-            Vec::new()
-        }
-        fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {
-            tokio::sync::watch::channel(0).1
-        }
+    /// Over a fake engine: no browser is needed here.
+    fn server() -> WabpMcp {
+        let registry: Arc<dyn wabp_core::plugin::PluginRegistry> = Arc::new(NoPlugins);
+        let engine = Arc::new(FakeEngine::new(registry.clone()));
+        WabpMcp::new(
+            Services::new(engine, None),
+            Arc::new(Catalogue::new(registry)),
+        )
     }
 
-    /// An engine that is never started: no browser is needed here.
-    fn server() -> WabpMcp {
-        let engine = wabp_core::Engine::new(
-            wabp_core::EngineConfig {
-                browser: Default::default(),
-                session_dir: std::env::temp_dir(),
-                pause: true,
-                user_limits: Default::default(),
-                extra_schemes: Vec::new(),
-                uploads: Default::default(),
-                max_download_bytes: u64::MAX,
-                navigation_fence: None,
-                record_secrets: false,
-            },
-            Arc::new(NoPlugins),
+    fn text(result: &CallToolResult) -> String {
+        result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn args(value: Value) -> Option<Map<String, Value>> {
+        value.as_object().cloned()
+    }
+
+    #[tokio::test]
+    async fn tools_narrow_by_the_sessions_user_and_say_errors_as_tools() {
+        let server = server();
+        let alice = server
+            .new_session()
+            .for_caller(Caller::user("alice").unwrap());
+        let bob = server
+            .new_session()
+            .for_caller(Caller::user("bob").unwrap());
+        let opened = alice.call("browser_new_tab", args(json!({}))).await;
+        assert_ne!(opened.is_error, Some(true), "{}", text(&opened));
+        let tab = serde_json::from_str::<Value>(&text(&opened)).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let listed = bob.call("browser_list_tabs", None).await;
+        assert!(!text(&listed).contains(&tab), "{}", text(&listed));
+        let theirs = bob
+            .call("browser_close_tab", args(json!({ "tab_id": tab })))
+            .await;
+        assert_eq!(theirs.is_error, Some(true));
+        assert!(text(&theirs).contains("TAB_NOT_FOUND"), "{}", text(&theirs));
+
+        let dialog = alice
+            .call(
+                "browser_execute_javascript",
+                args(json!({ "tab_id": tab, "expression": DIALOG_IN_THE_WAY })),
+            )
+            .await;
+        assert_eq!(dialog.is_error, Some(true));
+        let said = text(&dialog);
+        assert!(
+            said.contains("browser_dialog") && !said.contains("POST /"),
+            "{said}"
         );
-        let services = Services::new(engine.clone(), None);
-        WabpMcp::new(services, Arc::new(Catalogue::new(engine)))
+        let internal = alice
+            .call(
+                "browser_execute_javascript",
+                args(json!({ "tab_id": tab, "expression": FAIL_INTERNALLY })),
+            )
+            .await;
+        let said = text(&internal);
+        assert!(
+            said.contains("internal error") && !said.contains("secret-path"),
+            "{said}"
+        );
+        let unknown = alice.call("browser_nope", None).await;
+        assert!(
+            text(&unknown).contains("unknown tool"),
+            "{}",
+            text(&unknown)
+        );
     }
 
     #[tokio::test]

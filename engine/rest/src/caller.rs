@@ -6,8 +6,9 @@ use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use wabp_api::Backend;
 use wabp_api::Tokens;
-use wabp_core::{Engine, ErrorCode};
+use wabp_core::ErrorCode;
 
 use crate::body;
 use crate::error::{ApiError, error_response};
@@ -16,7 +17,7 @@ use crate::error::{ApiError, error_response};
 /// and the tokens it accepts.
 #[derive(Clone)]
 pub struct Callers {
-    pub engine: Arc<Engine>,
+    pub engine: Arc<dyn Backend>,
     pub tokens: Arc<Tokens>,
 }
 

@@ -238,7 +238,7 @@ impl AgentBrowser for CatalogueBrowser {
     fn plugin_actions(&self) -> Vec<ToolSpec> {
         self.ctx
             .engine
-            .registry
+            .registry()
             .actions()
             .into_iter()
             .map(|spec| ToolSpec {

@@ -218,6 +218,14 @@ struct SetInputMode {
 }
 
 pub fn operations() -> Vec<Operation> {
+    let mut all = Vec::new();
+    all.extend(browser_operations());
+    all.extend(engine_operations());
+    all
+}
+
+/// The browser: status, window, start and stop.
+fn browser_operations() -> Vec<Operation> {
     vec![
         Operation::new(
             "browser_status",
@@ -314,7 +322,7 @@ pub fn operations() -> Vec<Operation> {
                     });
                 }
                 // Each start from the engine's own settings, changed as asked.
-                let options = launch.options(ctx.engine.config.browser.clone())?;
+                let options = launch.options(ctx.engine.default_launch())?;
                 ctx.engine.start_browser(Some(options)).await?;
                 let status = ctx.engine.status();
                 let options = ctx.engine.launch_options();
@@ -349,6 +357,12 @@ pub fn operations() -> Vec<Operation> {
         .post("/browser/stop")
         .answers::<Succeeded>()
         .scope(Scope::Admin),
+    ]
+}
+
+/// The engine: plain screenshots, session data, input mode, plugins, this API.
+fn engine_operations() -> Vec<Operation> {
+    vec![
         Operation::new(
             "plain_screenshot",
             "A screenshot without markup (the browser tool's): png, jpeg or webp, the viewport or the whole page, base64.",
@@ -384,7 +398,7 @@ pub fn operations() -> Vec<Operation> {
             "session_data",
             "Where this session keeps its profile, history database, screenshots and downloads.",
             |ctx, _: Nothing| async move {
-                let dir = &ctx.engine.config.session_dir;
+                let dir = &ctx.engine.session_dir();
                 typed(&SessionData {
                     success: true,
                     data: SessionPaths {
@@ -443,7 +457,7 @@ pub fn operations() -> Vec<Operation> {
             "plugins",
             "The loaded plugins, the actions, markup tags and wait types they provide, and any load errors.",
             |ctx, _: Nothing| async move {
-                let registry = &ctx.engine.registry;
+                let registry = ctx.engine.registry();
                 typed(&Plugins {
                     plugins: registry.plugins(),
                     actions: registry.actions(),
@@ -458,7 +472,7 @@ pub fn operations() -> Vec<Operation> {
             "openapi",
             "This API as an OpenAPI 3.1 document (plugin actions included).",
             |ctx, _: Nothing| async move {
-                json(crate::openapi::document(&Catalogue::new(ctx.engine.clone())))
+                json(crate::openapi::document(&Catalogue::new(ctx.engine.registry())))
             },
         )
         .get("/openapi.json")

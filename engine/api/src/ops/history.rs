@@ -78,6 +78,14 @@ struct ActionShot {
 }
 
 pub fn operations() -> Vec<Operation> {
+    let mut all = Vec::new();
+    all.extend(session_operations());
+    all.extend(record_operations());
+    all
+}
+
+/// Sessions and their export.
+fn session_operations() -> Vec<Operation> {
     vec![
         Operation::new(
             "history_sessions",
@@ -133,6 +141,12 @@ pub fn operations() -> Vec<Operation> {
         )
         .get("/history/sessions/{id}/export")
         .answers::<wabp_history::SessionExport>(),
+    ]
+}
+
+/// Recorded actions and events.
+fn record_operations() -> Vec<Operation> {
+    vec![
         Operation::new(
             "history_actions",
             "The caller's recorded actions, oldest first.",

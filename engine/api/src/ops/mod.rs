@@ -109,13 +109,12 @@ pub(crate) fn options_properties() -> Map<String, Value> {
 /// `action:<name>`.
 pub(crate) fn find_operation(
     fixed: &[Operation],
-    engine: &wabp_core::Engine,
+    registry: &dyn wabp_core::plugin::PluginRegistry,
     name: &str,
 ) -> Result<Operation> {
     match name.strip_prefix("action:") {
         Some(action) => Ok(actions::operation(
-            &engine
-                .registry
+            &registry
                 .actions()
                 .into_iter()
                 .find(|spec| spec.name == action)
@@ -143,7 +142,7 @@ pub(crate) fn find_operation(
 /// `ctx`'s caller, through its door: what the agent loop and the browser
 /// tool do for each step.
 pub(crate) async fn run_operation(ctx: &Ctx, name: &str, input: Value) -> Result<Output> {
-    find_operation(&fixed(), &ctx.engine, name)?
+    find_operation(&fixed(), ctx.engine.registry().as_ref(), name)?
         .run(ctx.clone(), input)
         .await
 }

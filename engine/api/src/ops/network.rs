@@ -171,6 +171,14 @@ fn live(ctx: &Ctx, tab: &str) -> Result<Value> {
 }
 
 pub fn operations() -> Vec<Operation> {
+    let mut all = Vec::new();
+    all.extend(interception_operations());
+    all.extend(capture_operations());
+    all
+}
+
+/// Interception rules.
+fn interception_operations() -> Vec<Operation> {
     vec![
         Operation::new(
             "network_intercept",
@@ -229,6 +237,12 @@ pub fn operations() -> Vec<Operation> {
         .delete("/network/intercept")
         .answers::<Removed>()
         .scope(Scope::Act),
+    ]
+}
+
+/// Captured calls, their saves and HAR, and requests from a page.
+fn capture_operations() -> Vec<Operation> {
+    vec![
         Operation::new(
             "network",
             "The caller's saved network calls; each filter is a regex over that field.",

@@ -169,6 +169,14 @@ fn tag_list(text: &str) -> Vec<String> {
 }
 
 pub fn operations() -> Vec<Operation> {
+    let mut all = Vec::new();
+    all.extend(wait_operations());
+    all.extend(page_operations());
+    all
+}
+
+/// Waits.
+fn wait_operations() -> Vec<Operation> {
     vec![
         Operation::new(
             "wait",
@@ -235,6 +243,12 @@ pub fn operations() -> Vec<Operation> {
         .scope(Scope::Act)
         .category(Category::Read)
         .answers_envelope(),
+    ]
+}
+
+/// Screenshots, scripts and text.
+fn page_operations() -> Vec<Operation> {
+    vec![
         Operation::new(
             "screenshot_action",
             "Screenshot of a tab's viewport with element markup (clickable, typeable, scrollable, grid, selected), as WebP, in an action envelope.",
@@ -275,7 +289,7 @@ pub fn operations() -> Vec<Operation> {
                     ..Default::default()
                 }
                 .resolve("immediate")?;
-                let tags = options.markup_tags(ctx.engine.registry.as_ref())?;
+                let tags = options.markup_tags(ctx.engine.registry().as_ref())?;
                 let shot = ctx
                     .engine
                     .screenshot(

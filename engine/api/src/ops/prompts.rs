@@ -248,6 +248,16 @@ async fn set_execution(ctx: &Ctx, tab: &str, paused: bool, initial: Option<f64>)
 }
 
 pub fn operations() -> Vec<Operation> {
+    let mut all = Vec::new();
+    all.extend(dialog_operations());
+    all.extend(execution_operations());
+    all.extend(chooser_operations());
+    all.extend(download_operations());
+    all
+}
+
+/// Dialogs: read, accept, dismiss.
+fn dialog_operations() -> Vec<Operation> {
     vec![
         Operation::new(
             "dialog",
@@ -302,6 +312,12 @@ pub fn operations() -> Vec<Operation> {
         )
         .tool("browser_dialog")
         .scope(Scope::Act),
+    ]
+}
+
+/// Execution control: pause and resume a page and its clock.
+fn execution_operations() -> Vec<Operation> {
+    vec![
         Operation::new(
             "execution",
             "The tab's execution control: enabled, paused, virtual time base, frame driver.",
@@ -338,6 +354,12 @@ pub fn operations() -> Vec<Operation> {
         )
         .tool("browser_execution")
         .scope(Scope::Act),
+    ]
+}
+
+/// File choosers, selects and pickers the page opened.
+fn chooser_operations() -> Vec<Operation> {
+    vec![
         Operation::new(
             "file_chooser",
             "Answer a pending file chooser (a `file_chooser` event's id) with files, or cancel it.",
@@ -437,6 +459,12 @@ pub fn operations() -> Vec<Operation> {
         .tool("browser_color_picker")
         .scope(Scope::Act)
         .category(Category::Input),
+    ]
+}
+
+/// Downloads: list, wait, resume, cancel, where they go.
+fn download_operations() -> Vec<Operation> {
+    vec![
         Operation::new(
             "downloads",
             "The caller's downloads, newest first.",

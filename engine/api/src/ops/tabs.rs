@@ -78,6 +78,14 @@ struct TabAction {
 }
 
 pub fn operations() -> Vec<Operation> {
+    let mut all = Vec::new();
+    all.extend(tab_list_operations());
+    all.extend(tab_place_operations());
+    all
+}
+
+/// The tab list: open, read, close, activate.
+fn tab_list_operations() -> Vec<Operation> {
     vec![
         Operation::new(
             "list_tabs",
@@ -116,16 +124,22 @@ pub fn operations() -> Vec<Operation> {
             "One tab: id, url, title, whether it is loading.",
             |ctx, input: TabRef| async move {
                 let tab = input.resolve(&ctx)?;
-                json(super::to_json(&ctx.engine.tab_info(&ctx.caller, &tab).await?)?)
+                json(super::to_json(
+                    &ctx.engine.tab_info(&ctx.caller, &tab).await?,
+                )?)
             },
         )
         .get("/tabs/{tab_id}")
         .answers::<answers::TabInfo>(),
-        Operation::new("close_tab", "Close a tab.", |ctx, input: TabRef| async move {
-            let tab = input.resolve(&ctx)?;
-            ctx.engine.close_tab(&ctx.caller, &tab).await?;
-            json(json!({}))
-        })
+        Operation::new(
+            "close_tab",
+            "Close a tab.",
+            |ctx, input: TabRef| async move {
+                let tab = input.resolve(&ctx)?;
+                ctx.engine.close_tab(&ctx.caller, &tab).await?;
+                json(json!({}))
+            },
+        )
         .delete("/tabs/{tab_id}")
         .answers_schema(json!({
             "type": "object",
@@ -139,13 +153,21 @@ pub fn operations() -> Vec<Operation> {
             "Make a tab the caller's active one (and bring it to the front).",
             |ctx, input: TabRef| async move {
                 let tab = input.resolve(&ctx)?;
-                json(super::to_json(&ctx.engine.activate_tab(&ctx.caller, &tab).await?)?)
+                json(super::to_json(
+                    &ctx.engine.activate_tab(&ctx.caller, &tab).await?,
+                )?)
             },
         )
         .post("/tabs/{tab_id}/activate")
         .answers::<answers::Activated>()
         .tool("browser_activate_tab")
         .scope(Scope::Act),
+    ]
+}
+
+/// Where tabs sit and what they show: pin, mute, duplicate, reorder, stop, navigate.
+fn tab_place_operations() -> Vec<Operation> {
+    vec![
         Operation::new(
             "pin_tab",
             "Pin or unpin a tab: pinned tabs lead the caller's tab list.",

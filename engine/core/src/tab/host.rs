@@ -260,8 +260,8 @@ impl PageHost for Tab {
         modifiers: Modifiers,
     ) -> HostResult<()> {
         self.input_answered().await?;
-        check_point(x, y)?;
-        check_point(delta_x, delta_y)?;
+        super::input::check_point(x, y)?;
+        super::input::check_point(delta_x, delta_y)?;
         let params = DispatchMouseEventParams::builder()
             .r#type(DispatchMouseEventType::MouseWheel)
             .x(x)

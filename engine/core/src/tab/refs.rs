@@ -43,14 +43,10 @@ pub fn ref_text(frame_ordinal: u32, n: u32) -> String {
 /// `numberOf(el)`, which registers an element once.
 macro_rules! numbering_prelude {
     () => {
-        r#"
-  const R = (globalThis.__wabpRefs || (globalThis.__wabpRefs = { byId: new Map(), ids: new WeakMap() }));
-  const numberOf = (el) => {
-    let n = R.ids.get(el);
-    if (!n) { n = next++; R.ids.set(el, n); R.byId.set(n, new WeakRef(el)); }
-    return n;
-  };
-"#
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/tab/js/numbering.js"
+        ))
     };
 }
 pub(crate) use numbering_prelude;

@@ -371,26 +371,14 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
         let skipped = if can_skip && started.elapsed() >= fast_forward_after {
             let budget_ms = recheck.as_secs_f64() * 1000.0;
             let until_ms = clock.elapsed_ms() + budget_ms;
-            let step = if expect_last_step {
-                tab.settle_clock(budget_ms, until_ms).await
-            } else {
-                tab.advance_clock(budget_ms, until_ms)
-                    .await
-                    .map(|step| step.map(|step| (step, false)))
-            };
-            match step {
-                Ok(Some((step, frozen))) => {
+            match fast_forward_step(tab, budget_ms, until_ms, expect_last_step).await {
+                Some((step, frozen)) => {
                     steps += 1;
                     fast_forward = steps < MAX_FAST_FORWARDS;
                     frozen_early = frozen;
                     Some(step)
                 }
-                Ok(None) => {
-                    fast_forward = false;
-                    None
-                }
-                Err(err) => {
-                    tracing::debug!("no fast-forward: {}", err.message);
+                None => {
                     fast_forward = false;
                     None
                 }
@@ -466,6 +454,28 @@ pub(crate) async fn wait_for_settle<T: super::ActionTab>(
             tab.thaw().await?;
         }
     }
+}
+
+/// One fast-forward of the page's clock by `budget_ms`, as its last step
+/// (freezing the page too when nothing came due) when the wait expects
+/// so; `None` when the page's clock can't be moved.
+async fn fast_forward_step<T: super::ActionTab>(
+    tab: &T,
+    budget_ms: f64,
+    until_ms: f64,
+    expect_last_step: bool,
+) -> Option<(super::ClockStep, bool)> {
+    let step = if expect_last_step {
+        tab.settle_clock(budget_ms, until_ms).await
+    } else {
+        tab.advance_clock(budget_ms, until_ms)
+            .await
+            .map(|step| step.map(|step| (step, false)))
+    };
+    step.unwrap_or_else(|err| {
+        tracing::debug!("no fast-forward: {}", err.message);
+        None
+    })
 }
 
 /// Takes the signals already sent: noted in flight, recorded, and those for

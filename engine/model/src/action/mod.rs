@@ -351,6 +351,318 @@ async fn finish_transitions<T: ActionTab>(
     }
 }
 
+/// What an action's screenshots are: their markup, cursor and area.
+struct Shots<'a> {
+    registry: &'a dyn PluginRegistry,
+    markup: Vec<String>,
+    /// Screenshots at all (`area` is not `none`).
+    wanted: bool,
+    clip: Option<crate::capture::Clip>,
+    cursor: bool,
+}
+
+impl Shots<'_> {
+    fn options<T: ActionTab>(&self, tab: &T) -> CaptureOptions {
+        CaptureOptions {
+            clip: self.clip,
+            markup: self.markup.clone(),
+            cursor: if self.cursor { tab.pointer() } else { None },
+        }
+    }
+}
+
+/// Step 1's frame: the one the agent saw.
+struct BeforeFrame {
+    image: Option<Screenshot>,
+    viewport: ViewportInfo,
+    virtual_start_ms: f64,
+    timing: CaptureTiming,
+    /// The page broke before the action (a crashed renderer).
+    broken: Option<Error>,
+}
+
+/// 1. Before: the frame the agent saw, taken while the page is still
+/// frozen; the last after-frame when the page stayed frozen since.
+async fn before_frame<T: ActionTab>(
+    tab: &Arc<T>,
+    shots: &Shots<'_>,
+    dialog_before: bool,
+) -> BeforeFrame {
+    let mut frame = BeforeFrame {
+        image: None,
+        viewport: ViewportInfo::default(),
+        virtual_start_ms: now_ms(),
+        timing: CaptureTiming::default(),
+        broken: None,
+    };
+    match tab.last_frame().filter(|f| f.frozen_since || dialog_before) {
+        // Behind a dialog the page can't be read: the last frame stands.
+        Some(last) if dialog_before => {
+            frame.image = last.image.filter(|_| shots.wanted);
+            frame.viewport = last.viewport;
+            frame.virtual_start_ms = last.virtual_time_ms;
+        }
+        _ if dialog_before => {}
+        Some(last) if !shots.wanted => {
+            frame.viewport = last.viewport;
+            frame.virtual_start_ms = last.virtual_time_ms;
+        }
+        Some(CachedFrame {
+            image: Some(image),
+            viewport,
+            virtual_time_ms,
+            ..
+        }) => {
+            frame.image = Some(image);
+            frame.viewport = viewport;
+            frame.virtual_start_ms = virtual_time_ms;
+        }
+        _ if shots.wanted => match tab
+            .capture(shots.registry, &shots.options(tab.as_ref()))
+            .await
+        {
+            Ok((shot, viewport, timing)) => {
+                frame.virtual_start_ms = shot.virtual_time_ms;
+                frame.image = Some(shot);
+                frame.viewport = viewport;
+                frame.timing = timing;
+            }
+            Err(err) => frame.broken = Some(err),
+        },
+        _ => match tab.viewport().await {
+            Ok((viewport, virtual_time_ms)) => {
+                frame.viewport = viewport;
+                frame.virtual_start_ms = virtual_time_ms;
+            }
+            Err(err) => frame.broken = Some(err),
+        },
+    }
+    frame
+}
+
+/// A page that stops answering (a busy script, a frame that never comes)
+/// ends the action with what is known and says so; the engine repairs the
+/// tab right after. Any other error is the action's.
+fn page_failed<T: ActionTab>(tab: &T, err: Error) -> Result<String> {
+    match tab.page_failure() {
+        Some(cause) => Ok(cause),
+        None => Err(err),
+    }
+}
+
+/// 2a. The dispatch's result as the envelope says it, and the page's
+/// failure if it broke.
+async fn dispatched_result<T: ActionTab>(
+    tab: &Arc<T>,
+    dispatched: Result<Value>,
+    dialog_before: bool,
+) -> Result<(Value, Option<String>)> {
+    match dispatched {
+        Ok(value) => Ok((value, None)),
+        // A dialog the action's own input raised (an alert in a mousedown
+        // or mousemove handler) holds the page, and the rest of the input
+        // could not be sent: the envelope shows the dialog, as it does for
+        // one a click raised.
+        Err(err) if !dialog_before && tab.dialog_pending() && tab.page_failure().is_none() => Ok((
+            serde_json::json!({
+                "status": "interrupted_by_dialog",
+                "error": err.message,
+                "hint": "a dialog opened during the action and holds the page; the rest of the action's input was not sent: accept or dismiss it, then retry if needed",
+            }),
+            None,
+        )),
+        Err(err) => {
+            // A page known to be broken is not asked to freeze: it would
+            // not answer that either.
+            if tab.page_failure().is_none() {
+                tab.freeze().await.ok();
+            }
+            let message = err.message.clone();
+            let cause = page_failed(tab.as_ref(), err)?;
+            Ok((
+                serde_json::json!({ "status": "no_answer", "error": message }),
+                Some(cause),
+            ))
+        }
+    }
+}
+
+/// What a wait starts from: requests already in flight (`network_idle`),
+/// and for a navigation wait the navigation already under way, even one
+/// that began before the action.
+fn carried_signals<T: ActionTab>(
+    tab: &T,
+    wait_type: &str,
+    uncovered_navigation: Option<String>,
+) -> Vec<crate::plugin::WaitSignal> {
+    match wait_type {
+        "network_idle" => tab.in_flight_now(),
+        "navigation" => {
+            let mut carried = tab.in_flight_now();
+            let navigating = carried
+                .iter()
+                .any(|s| matches!(s, crate::plugin::WaitSignal::NavigationStarted(_)));
+            if let Some(url) = uncovered_navigation.filter(|_| !navigating) {
+                carried.push(crate::plugin::WaitSignal::NavigationStarted(url));
+                if !tab.loading() {
+                    carried.push(crate::plugin::WaitSignal::Load);
+                }
+            }
+            carried
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// 3. The after frame, once the page is frozen; also what the next
+/// action's before-frame reuses. A page that broke ends with none.
+async fn after_frame<T: ActionTab>(
+    tab: &Arc<T>,
+    shots: &Shots<'_>,
+    frozen: bool,
+    skip: bool,
+    before_viewport: &ViewportInfo,
+    timing: &mut CaptureTiming,
+) -> Result<(Option<Screenshot>, ViewportInfo, Option<String>)> {
+    if skip {
+        // A closed tab has no page; a dialog blocks the page's script, so
+        // there is no layout to read; a broken page draws nothing.
+        tab.set_last_frame(None);
+        return Ok((None, before_viewport.clone(), None));
+    }
+    if !shots.wanted {
+        let (viewport, virtual_time_ms) = tab.viewport().await?;
+        tab.set_last_frame(Some(CachedFrame {
+            image: None,
+            viewport: viewport.clone(),
+            virtual_time_ms,
+            frozen_since: frozen,
+        }));
+        return Ok((None, viewport, None));
+    }
+    match tab
+        .capture(shots.registry, &shots.options(tab.as_ref()))
+        .await
+    {
+        Ok((shot, viewport, t)) => {
+            timing.capture_ms += t.capture_ms;
+            timing.markup_ms += t.markup_ms;
+            timing.encode_ms += t.encode_ms;
+            tab.set_last_frame(Some(CachedFrame {
+                image: Some(shot.clone()),
+                viewport: viewport.clone(),
+                virtual_time_ms: shot.virtual_time_ms,
+                frozen_since: frozen,
+            }));
+            Ok((Some(shot), viewport, None))
+        }
+        // A page that stopped answering: the envelope says so.
+        Err(err) => {
+            let cause = page_failed(tab.as_ref(), err)?;
+            tab.set_last_frame(None);
+            Ok((None, before_viewport.clone(), Some(cause)))
+        }
+    }
+}
+
+/// What a wait works with, from the action that waits.
+struct Settling<'a, 't> {
+    turn: &'a crate::turn::ActionTurn<'t>,
+    session: &'a mut Box<dyn crate::plugin::WaitSession>,
+    first_decision: crate::plugin::WaitDecision,
+    rx: &'a mut tokio::sync::broadcast::Receiver<TabSignal>,
+    recorder: &'a mut Recorder,
+    uncovered_navigation: Option<String>,
+}
+
+/// 2b. Waits until the wait heuristic says the action is done (or the
+/// timeout, a dialog, a closed tab, a client that hung up), then lets
+/// running transitions finish and collects what the action caused; why it
+/// ended. Reads may run beside the wait, not beside the dispatch.
+async fn settle<T: ActionTab>(
+    tab: &Arc<T>,
+    settling: Settling<'_, '_>,
+    options: &ActionOptions,
+    kind: &ActionKind,
+    failed: bool,
+    result: &mut Value,
+) -> Result<String> {
+    let step = Instant::now();
+    let Settling {
+        turn,
+        session,
+        first_decision,
+        rx,
+        recorder,
+        uncovered_navigation,
+    } = settling;
+    let timeout = Duration::from_millis(options.wait_until.timeout_ms);
+    let wait_reason = if failed {
+        "renderer_unresponsive".to_string()
+    } else {
+        // The page only runs now: a screenshot need not queue behind a
+        // long wait.
+        turn.open_to_reads();
+        let waited = wait_for_settle(
+            tab.as_ref(),
+            session,
+            first_decision,
+            rx,
+            recorder,
+            timeout,
+            // The network is real: its quiet window is waited out on the
+            // wall clock, not skipped on the page's.
+            options.wait_until.clock() == WaitClock::Page
+                && options.wait_until.wait_type != "network_idle",
+            &|| tab.dialog_pending(),
+            options.hang_up.as_ref(),
+            carried_signals(
+                tab.as_ref(),
+                &options.wait_until.wait_type,
+                uncovered_navigation,
+            ),
+        )
+        .await;
+        match waited {
+            Ok(reason) => reason,
+            Err(err) => {
+                turn.close_to_reads().await;
+                tab.freeze().await.ok();
+                return Err(err);
+            }
+        }
+    };
+    turn.close_to_reads().await;
+    if wait_reason == "settled" && !failed {
+        let left = timeout.saturating_sub(step.elapsed());
+        finish_transitions(tab.as_ref(), left, options.hang_up.as_ref()).await;
+    }
+    // A back, forward or reload is answered before the page's beforeunload
+    // prompt opens: held by it, the result says so.
+    if kind.hint != NavigationHint::None
+        && tab.dialog_pending()
+        && recorder.events.iter().any(|e| {
+            matches!(&e.event, crate::events::TabEvent::Dialog(d) if d.dialog_type == "beforeunload")
+        })
+    {
+        held_by_beforeunload(result, tab.id(), None);
+    }
+    // A popup the action opened is announced once it is attached, which can
+    // take longer than the settle: its `popup` event belongs here.
+    if !recorder.closed && !failed {
+        tab.popups_settled(POPUP_ATTACH_LIMIT).await;
+    }
+    while let Ok(signal) = rx.try_recv() {
+        recorder.record(signal);
+    }
+    // An action that does not wait leaves its navigation to a navigation
+    // wait that follows.
+    if options.wait_until.wait_type != "immediate" {
+        tab.navigations_seen();
+    }
+    Ok(wait_reason)
+}
+
 /// Steps 1 to 4: from the turn to the envelope.
 async fn execute<T: ActionTab>(
     tab: Arc<T>,
@@ -359,11 +671,15 @@ async fn execute<T: ActionTab>(
     kind: &ActionKind,
     dispatch: Dispatch<T>,
 ) -> Result<Envelope> {
-    let markup = options.markup_tags(registry)?;
-    let capture = options.screenshot.area != ScreenshotArea::None;
-    let clip = match &options.screenshot.area {
-        ScreenshotArea::Region(clip) => Some(*clip),
-        _ => None,
+    let shots = Shots {
+        registry,
+        markup: options.markup_tags(registry)?,
+        wanted: options.screenshot.area != ScreenshotArea::None,
+        clip: match &options.screenshot.area {
+            ScreenshotArea::Region(clip) => Some(*clip),
+            _ => None,
+        },
+        cursor: options.screenshot.cursor,
     };
     let wait = registry
         .wait(&options.wait_until.wait_type)
@@ -395,61 +711,16 @@ async fn execute<T: ActionTab>(
     }
     let total = Instant::now();
     let mut parts = TimingParts::default();
-    let mut capture_timing = CaptureTiming::default();
-    let capture_options = |tab: &T| CaptureOptions {
-        clip,
-        markup: markup.clone(),
-        cursor: if options.screenshot.cursor {
-            tab.pointer()
-        } else {
-            None
-        },
-    };
 
-    // 1. Before: the frame the agent saw, taken while the page is still
-    // frozen; the last after-frame when the page stayed frozen since.
+    // 1. Before.
     let step = Instant::now();
-    let mut broken_before = None;
-    let (before, before_viewport, virtual_start_ms) =
-        match tab.last_frame().filter(|f| f.frozen_since || dialog_before) {
-            // Behind a dialog the page can't be read: the last frame stands.
-            Some(frame) if dialog_before => (
-                frame.image.filter(|_| capture),
-                frame.viewport,
-                frame.virtual_time_ms,
-            ),
-            _ if dialog_before => (None, ViewportInfo::default(), now_ms()),
-            Some(frame) if !capture => (None, frame.viewport, frame.virtual_time_ms),
-            Some(CachedFrame {
-                image: Some(image),
-                viewport,
-                virtual_time_ms,
-                ..
-            }) => (Some(image), viewport, virtual_time_ms),
-            _ if capture => match tab.capture(registry, &capture_options(&tab)).await {
-                Ok((shot, viewport, t)) => {
-                    capture_timing = t;
-                    let vt = shot.virtual_time_ms;
-                    (Some(shot), viewport, vt)
-                }
-                Err(err) => {
-                    broken_before = Some(err);
-                    (None, ViewportInfo::default(), now_ms())
-                }
-            },
-            _ => match tab.viewport().await {
-                Ok((viewport, vt)) => (None, viewport, vt),
-                Err(err) => {
-                    broken_before = Some(err);
-                    (None, ViewportInfo::default(), now_ms())
-                }
-            },
-        };
+    let mut before = before_frame(&tab, &shots, dialog_before).await;
     // Only a page that broke (a crashed renderer) goes on from here, to
     // end as an action whose page failed.
-    if let Some(err) = broken_before.take_if(|_| tab.page_failure().is_none()) {
+    if let Some(err) = before.broken.take_if(|_| tab.page_failure().is_none()) {
         return Err(err);
     }
+    let mut capture_timing = before.timing;
     parts.before_ms = ms_since(step);
 
     // 2. Thaw, dispatch, wait.
@@ -457,7 +728,7 @@ async fn execute<T: ActionTab>(
     let uncovered_navigation = tab.take_uncovered_navigation();
     // A page that broke while frozen (a crashed renderer) fails here; the
     // action is then not dispatched, and ends as one whose page failed.
-    let thawed = match broken_before {
+    let thawed = match before.broken.take() {
         Some(err) => Err(err),
         None => tab.thaw().await,
     };
@@ -465,7 +736,7 @@ async fn execute<T: ActionTab>(
         tab.id(),
         kind.hint,
         options.network.as_ref(),
-        virtual_start_ms,
+        before.virtual_start_ms,
     );
     for event in tab.take_noted() {
         recorder.record(TabSignal::Event(event));
@@ -476,124 +747,32 @@ async fn execute<T: ActionTab>(
     tab.set_action_deadline(Some(
         step + Duration::from_millis(options.wait_until.timeout_ms),
     ));
-    let result = match thawed {
+    let dispatched = match thawed {
         Ok(()) => dispatch(tab.clone()).await,
         Err(err) => Err(err),
     };
     tab.set_action_deadline(None);
     parts.dispatch_ms = ms_since(step);
     let action_completed_ms = now_ms();
-    // A page that stops answering (a busy script, a frame that never
-    // comes) ends the action with what is known and says so; the engine
-    // repairs the tab right after. Any other error is the action's.
-    let page_failed = |err: Error| match tab.page_failure() {
-        Some(cause) => Ok(cause),
-        None => Err(err),
-    };
-    let mut failure = None;
-    let result = match result {
-        Ok(value) => value,
-        // A dialog the action's own input raised (an alert in a mousedown
-        // or mousemove handler) holds the page, and the rest of the input
-        // could not be sent: the envelope shows the dialog, as it does for
-        // one a click raised.
-        Err(err) if !dialog_before && tab.dialog_pending() && tab.page_failure().is_none() => {
-            serde_json::json!({
-                "status": "interrupted_by_dialog",
-                "error": err.message,
-                "hint": "a dialog opened during the action and holds the page; the rest of the action's input was not sent: accept or dismiss it, then retry if needed",
-            })
-        }
-        Err(err) => {
-            // A page known to be broken is not asked to freeze: it would
-            // not answer that either.
-            if tab.page_failure().is_none() {
-                tab.freeze().await.ok();
-            }
-            let message = err.message.clone();
-            failure = Some(page_failed(err)?);
-            serde_json::json!({ "status": "no_answer", "error": message })
-        }
-    };
+    let (mut result, mut failure) = dispatched_result(&tab, dispatched, dialog_before).await?;
 
     let step = Instant::now();
-    let timeout = Duration::from_millis(options.wait_until.timeout_ms);
-    let wait_reason = if failure.is_some() {
-        "renderer_unresponsive".to_string()
-    } else {
-        // The page only runs now: a screenshot need not queue behind a
-        // long wait.
-        turn.open_to_reads();
-        match wait_for_settle(
-            tab.as_ref(),
-            &mut session,
+    let wait_reason = settle(
+        &tab,
+        Settling {
+            turn: &turn,
+            session: &mut session,
             first_decision,
-            &mut rx,
-            &mut recorder,
-            timeout,
-            // The network is real: its quiet window is waited out on the
-            // wall clock, not skipped on the page's.
-            options.wait_until.clock() == WaitClock::Page
-                && options.wait_until.wait_type != "network_idle",
-            &|| tab.dialog_pending(),
-            options.hang_up.as_ref(),
-            match options.wait_until.wait_type.as_str() {
-                "network_idle" => tab.in_flight_now(),
-                "navigation" => {
-                    let mut carried = tab.in_flight_now();
-                    let navigating = carried
-                        .iter()
-                        .any(|s| matches!(s, crate::plugin::WaitSignal::NavigationStarted(_)));
-                    if let Some(url) = uncovered_navigation.filter(|_| !navigating) {
-                        carried.push(crate::plugin::WaitSignal::NavigationStarted(url));
-                        if !tab.loading() {
-                            carried.push(crate::plugin::WaitSignal::Load);
-                        }
-                    }
-                    carried
-                }
-                _ => Vec::new(),
-            },
-        )
-        .await
-        {
-            Ok(reason) => reason,
-            Err(err) => {
-                turn.close_to_reads().await;
-                tab.freeze().await.ok();
-                return Err(err);
-            }
-        }
-    };
-    turn.close_to_reads().await;
-    if wait_reason == "settled" && failure.is_none() {
-        let left = timeout.saturating_sub(step.elapsed());
-        finish_transitions(tab.as_ref(), left, options.hang_up.as_ref()).await;
-    }
-    // A back, forward or reload is answered before the page's beforeunload
-    // prompt opens: held by it, the result says so.
-    let mut result = result;
-    if kind.hint != NavigationHint::None
-        && tab.dialog_pending()
-        && recorder.events.iter().any(|e| {
-            matches!(&e.event, crate::events::TabEvent::Dialog(d) if d.dialog_type == "beforeunload")
-        })
-    {
-        held_by_beforeunload(&mut result, tab.id(), None);
-    }
-    // A popup the action opened is announced once it is attached, which can
-    // take longer than the settle: its `popup` event belongs here.
-    if !recorder.closed && failure.is_none() {
-        tab.popups_settled(POPUP_ATTACH_LIMIT).await;
-    }
-    while let Ok(signal) = rx.try_recv() {
-        recorder.record(signal);
-    }
-    // An action that does not wait leaves its navigation to a navigation
-    // wait that follows.
-    if options.wait_until.wait_type != "immediate" {
-        tab.navigations_seen();
-    }
+            rx: &mut rx,
+            recorder: &mut recorder,
+            uncovered_navigation,
+        },
+        options,
+        kind,
+        failure.is_some(),
+        &mut result,
+    )
+    .await?;
     parts.wait_ms = ms_since(step);
     let wait_completed_ms = now_ms();
 
@@ -604,50 +783,23 @@ async fn execute<T: ActionTab>(
         match tab.freeze().await {
             Ok(frozen) => frozen,
             Err(err) => {
-                failure = Some(page_failed(err)?);
+                failure = Some(page_failed(tab.as_ref(), err)?);
                 false
             }
         }
     };
     let step = Instant::now();
     let dialog_open = tab.dialog_pending();
-    let (after, viewport) = if recorder.closed || dialog_open || failure.is_some() {
-        // A closed tab has no page; a dialog blocks the page's script, so
-        // there is no layout to read; a broken page draws nothing.
-        tab.set_last_frame(None);
-        (None, before_viewport.clone())
-    } else if capture {
-        match tab.capture(registry, &capture_options(&tab)).await {
-            Ok(captured) => {
-                let (shot, viewport, t) = captured;
-                capture_timing.capture_ms += t.capture_ms;
-                capture_timing.markup_ms += t.markup_ms;
-                capture_timing.encode_ms += t.encode_ms;
-                tab.set_last_frame(Some(CachedFrame {
-                    image: Some(shot.clone()),
-                    viewport: viewport.clone(),
-                    virtual_time_ms: shot.virtual_time_ms,
-                    frozen_since: frozen,
-                }));
-                (Some(shot), viewport)
-            }
-            // A page that stopped answering: the envelope below says so.
-            Err(err) => {
-                failure = Some(page_failed(err)?);
-                tab.set_last_frame(None);
-                (None, before_viewport.clone())
-            }
-        }
-    } else {
-        let (viewport, virtual_time_ms) = tab.viewport().await?;
-        tab.set_last_frame(Some(CachedFrame {
-            image: None,
-            viewport: viewport.clone(),
-            virtual_time_ms,
-            frozen_since: frozen,
-        }));
-        (None, viewport)
-    };
+    let (after, viewport, broke) = after_frame(
+        &tab,
+        &shots,
+        frozen,
+        recorder.closed || dialog_open || failure.is_some(),
+        &before.viewport,
+        &mut capture_timing,
+    )
+    .await?;
+    failure = failure.or(broke);
     parts.after_ms = ms_since(step);
     // What came while the page was frozen and read: freezing a page whose
     // navigation is under way (a slow link's server) waits for the new
@@ -660,35 +812,37 @@ async fn execute<T: ActionTab>(
     parts.markup_ms = capture_timing.markup_ms;
     parts.encode_ms = capture_timing.encode_ms;
 
-    let virtual_end_ms = after
-        .as_ref()
-        .map(|s| s.virtual_time_ms)
-        .unwrap_or_else(|| virtual_start_ms + parts.dispatch_ms + parts.wait_ms);
+    // 4. The envelope.
+    let timing = |wait_reason: String, parts: TimingParts| Timing {
+        action_started_ms,
+        action_completed_ms,
+        wait_completed_ms,
+        duration_ms: ms_since(total),
+        wait_reason,
+        parts,
+    };
     if let Some(cause) = failure {
         return Ok(failed_envelope(FailedAction {
             tab: tab.id(),
             cause,
             result,
-            before,
-            viewport: before_viewport,
+            before: before.image,
+            viewport: before.viewport,
             events: recorder.events,
-            timing: Timing {
-                action_started_ms,
-                action_completed_ms,
-                wait_completed_ms,
-                duration_ms: ms_since(total),
-                wait_reason: "renderer_unresponsive".into(),
-                parts,
-            },
+            timing: timing("renderer_unresponsive".into(), parts),
         }));
     }
+    let virtual_end_ms = after
+        .as_ref()
+        .map(|s| s.virtual_time_ms)
+        .unwrap_or_else(|| before.virtual_start_ms + parts.dispatch_ms + parts.wait_ms);
     let network = recorder.network_summary(options.network.as_ref());
     let closed = recorder.closed;
     let mut events = recorder.events;
     if !closed && !dialog_open {
         events.extend(events::scroll_event(
             tab.id(),
-            &before_viewport,
+            &before.viewport,
             &viewport,
             kind.scroll_source,
             virtual_end_ms,
@@ -696,7 +850,7 @@ async fn execute<T: ActionTab>(
     }
     Ok(Envelope {
         result,
-        screenshot_before: before,
+        screenshot_before: before.image,
         screenshot_after: after,
         scroll: ScrollState::from(&viewport),
         network,
@@ -704,14 +858,7 @@ async fn execute<T: ActionTab>(
         data: None,
         page_failure: None,
         events,
-        timing: Timing {
-            action_started_ms,
-            action_completed_ms,
-            wait_completed_ms,
-            duration_ms: ms_since(total),
-            wait_reason,
-            parts,
-        },
+        timing: timing(wait_reason, parts),
     })
 }
 
