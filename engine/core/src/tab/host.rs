@@ -22,16 +22,10 @@ impl crate::action::ActionTab for Tab {
         Tab::in_flight_now(self)
     }
     fn take_uncovered_navigation(&self) -> Option<String> {
-        let mut state = self.state.lock();
-        let uncovered = state.commits > state.commits_seen;
-        state.commits_seen = state.commits;
-        uncovered.then(|| state.url.clone())
+        self.navigation.lock().take_uncovered()
     }
     fn navigations_seen(&self) {
-        let mut state = self.state.lock();
-        if state.loaded_since_commit {
-            state.commits_seen = state.commits;
-        }
+        self.navigation.lock().seen_if_loaded();
     }
     fn loading(&self) -> bool {
         !self.loaded()

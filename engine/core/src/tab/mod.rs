@@ -36,6 +36,7 @@ mod host;
 mod input;
 pub(crate) mod intercept;
 mod loading;
+mod navigation;
 pub(crate) mod network;
 pub(crate) mod observation;
 pub(crate) mod prompts;
@@ -65,23 +66,6 @@ use network::{BodyFetch, CallEnd, NetworkCapture};
 
 #[derive(Debug, Default)]
 struct TabState {
-    /// New main-frame documents committed since the tab opened, and how
-    /// many of them an action's wait has had to see (see
-    /// `ActionTab::take_uncovered_navigation`).
-    commits: u64,
-    commits_seen: u64,
-    /// The main frame's load event came since its last commit (read with
-    /// the event itself: `loading` follows a stop of loading, which the
-    /// pump may read later).
-    loaded_since_commit: bool,
-    url: String,
-    /// The main frame's starts and stops of loading, commits and
-    /// same-document navigations, in whatever order the pump read them.
-    main_loading: loading::MainFrameLoading,
-    /// Why the main frame's next navigation happens (anchorClick, reload, ...).
-    pending_reason: Option<String>,
-    /// Features of the page's last `window.open`, to tell popup windows from tabs.
-    last_window_open: Option<(Vec<String>, String)>,
     /// The `userId` whose browser context holds this tab.
     owner: Option<String>,
     /// Shown as pinned in the tab list (kept at its front).
@@ -94,18 +78,8 @@ struct TabState {
     intercepting: bool,
     /// `--allow-scheme`: what `navigate_to` accepts besides the web's schemes.
     extra_schemes: Vec<String>,
-    /// Where a navigation that left a page sitting in a dialog was going,
-    /// until a new document commits: the page a repair opens if that page's
-    /// dialogs would not let it go.
-    leaving_to: Option<String>,
     /// `--record-secrets`: network calls are shown with their credentials.
     record_secrets: bool,
-    /// The main frame's document requests in flight, by request id: a
-    /// failed one is a failed navigation.
-    document_requests: std::collections::HashMap<String, String>,
-    /// The iframes seen since the main frame's last navigation (downloads
-    /// name the frame that started them).
-    child_frames: std::collections::HashSet<String>,
 }
 
 pub struct Tab {
@@ -120,6 +94,8 @@ pub struct Tab {
     turn: crate::turn::TabTurn,
     /// The pointer, the buttons and keys held (`input.rs`).
     input: input::Input,
+    /// The main frame's navigation: URL, commits, loading (`navigation.rs`).
+    navigation: Mutex<navigation::Navigation>,
     /// What was drawn and the frame driver's state.
     pub frames: Arc<Frames>,
     /// The tab that opened this one, for popups.
@@ -215,6 +191,7 @@ impl Tab {
             session,
             turn: crate::turn::TabTurn::default(),
             input: Default::default(),
+            navigation: Default::default(),
             frames: Arc::new(Frames::new(kind)),
             opener,
             state: Mutex::new(TabState::default()),
@@ -382,7 +359,7 @@ impl Tab {
 
     /// The main frame's URL as last committed.
     pub fn url(&self) -> String {
-        self.state.lock().url.clone()
+        self.navigation.lock().url.clone()
     }
 
     pub fn owner(&self) -> Option<String> {
@@ -493,21 +470,21 @@ impl Tab {
     /// Whether `frame` is this tab's main frame or one of its iframes.
     pub fn has_frame(&self, frame: &str) -> bool {
         self.session.main_frame().as_deref() == Some(frame)
-            || self.state.lock().child_frames.contains(frame)
+            || self.navigation.lock().child_frames.contains(frame)
     }
 
     /// See `TabState::leaving_to`.
     pub fn leaving_to(&self) -> Option<String> {
-        self.state.lock().leaving_to.clone()
+        self.navigation.lock().leaving_to.clone()
     }
 
     /// The main frame's document has had its load event.
     pub fn loaded(&self) -> bool {
-        self.state.lock().loaded_since_commit
+        self.navigation.lock().loaded_since_commit
     }
 
     pub fn is_loading(&self) -> bool {
-        self.state.lock().main_loading.loading()
+        self.navigation.lock().main_loading.loading()
     }
 
     pub fn last_frame(&self) -> Option<CachedFrame> {
@@ -589,7 +566,7 @@ impl Tab {
     /// never ended (their end fell out of the capture) don't count.
     pub fn in_flight_now(&self) -> Vec<WaitSignal> {
         let (navigation, page_url) = {
-            let state = self.state.lock();
+            let state = self.navigation.lock();
             let navigation = state
                 .document_requests
                 .values()
@@ -645,7 +622,7 @@ impl Tab {
     /// Features and URL of the last window this page opened (`window.open`,
     /// a `target=_blank` link or form), if any.
     pub fn take_window_open(&self) -> Option<(Vec<String>, String)> {
-        self.state.lock().last_window_open.take()
+        self.navigation.lock().last_window_open.take()
     }
 
     async fn announce_file_chooser(&self, chooser: PendingFileChooser) {
@@ -836,7 +813,7 @@ impl Tab {
         // any its script opens while the navigation runs (an alert loop).
         let leaving_dialog = self.pending_dialog().is_some();
         // Where the page was asked to go, should its dialogs not let it.
-        self.state.lock().leaving_to = leaving_dialog.then(|| url.to_string());
+        self.navigation.lock().leaving_to = leaving_dialog.then(|| url.to_string());
         if leaving_dialog {
             self.dismiss_dialog().await;
         }

@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::network::CallEnd;
 use super::{
     PICKER_BINDING, PendingFileChooser, PendingPicker, PendingSelect, Realm, SELECT_BINDING, Tab,
-    TabState, intercept, same_site,
+    intercept, same_site,
 };
 use crate::error::Result;
 use crate::events::{PendingDialog, TabEvent, TabSignal};
@@ -133,7 +133,7 @@ impl Tab {
     }
 
     pub(super) fn on_event(&self, event: RawEvent) {
-        let mut state = self.state.lock();
+        let mut state = self.navigation.lock();
         let main_frame = self.session.main_frame();
         let signal = match event {
             RawEvent::RequestStarted(e) => self.request_started(&mut state, &main_frame, &e),
@@ -238,7 +238,7 @@ impl Tab {
     /// The main frame's document requests are kept: a failed one is a failed navigation.
     fn request_started(
         &self,
-        state: &mut TabState,
+        state: &mut super::navigation::Navigation,
         main_frame: &Option<String>,
         e: &Arc<EventRequestWillBeSent>,
     ) -> Option<TabSignal> {
@@ -271,7 +271,7 @@ impl Tab {
     /// A request that failed; the main document's is a failed navigation.
     fn request_failed(
         &self,
-        state: &mut TabState,
+        state: &mut super::navigation::Navigation,
         e: &Arc<EventLoadingFailed>,
     ) -> Option<TabSignal> {
         let id = e.request_id.inner().clone();
@@ -299,7 +299,11 @@ impl Tab {
     }
 
     /// A frame committed a new document; the main frame's is a navigation.
-    fn navigated(&self, state: &mut TabState, e: &Arc<EventFrameNavigated>) -> Option<TabSignal> {
+    fn navigated(
+        &self,
+        state: &mut super::navigation::Navigation,
+        e: &Arc<EventFrameNavigated>,
+    ) -> Option<TabSignal> {
         let main = e.frame.parent_id.is_none();
         self.observation.navigated(e.frame.id.inner(), main);
         if main {
@@ -366,7 +370,7 @@ impl Tab {
     /// loads (see `loading.rs`).
     fn within_document(
         &self,
-        state: &mut TabState,
+        state: &mut super::navigation::Navigation,
         main_frame: &Option<String>,
         e: &Arc<EventNavigatedWithinDocument>,
     ) -> Option<TabSignal> {
