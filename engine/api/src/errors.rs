@@ -41,7 +41,12 @@ pub fn next_step(next: &NextStep, voice: Voice) -> String {
         (NextStep::Snapshot { tab_id }, Voice::Tools) => {
             format!("browser_snapshot with tab_id {tab_id:?}")
         }
-        (NextStep::ElementIndices { tab_id }, _) => format!("GET /api/v1/tabs/{tab_id}/state"),
+        (NextStep::ElementIndices { tab_id }, Voice::Rest) => {
+            format!("GET /api/v1/tabs/{tab_id}/state")
+        }
+        (NextStep::ElementIndices { .. }, Voice::Tools) => {
+            "the indices come from the page's state, which is read over REST".into()
+        }
         (NextStep::TabScreenshot { tab_id }, Voice::Rest) => {
             format!("POST or GET /api/v1/tabs/{tab_id}/screenshot")
         }
@@ -50,10 +55,15 @@ pub fn next_step(next: &NextStep, voice: Voice) -> String {
         }
         (NextStep::ChooseOption, Voice::Rest) => "POST /api/v1/select/{id}".into(),
         (NextStep::ChooseOption, Voice::Tools) => "browser_select".into(),
-        (NextStep::StartBrowser, _) => "POST /api/v1/browser/start".into(),
-        (NextStep::BrowserStatus, _) => "GET /api/v1/browser/status".into(),
-        (NextStep::AgentInputMode, _) => {
+        (NextStep::StartBrowser, Voice::Rest) => "POST /api/v1/browser/start".into(),
+        (NextStep::StartBrowser, Voice::Tools) => "browser with action \"start\"".into(),
+        (NextStep::BrowserStatus, Voice::Rest) => "GET /api/v1/browser/status".into(),
+        (NextStep::BrowserStatus, Voice::Tools) => "try again in a moment".into(),
+        (NextStep::AgentInputMode, Voice::Rest) => {
             "POST /api/v1/browser/input-mode {\"input_mode\": \"agent\"}".into()
+        }
+        (NextStep::AgentInputMode, Voice::Tools) => {
+            "the person at the engine hands the browser back to the agent".into()
         }
         (NextStep::ListActions, Voice::Rest) => "GET /api/v1/plugins".into(),
         (NextStep::ListActions, Voice::Tools) => "list the tools again".into(),
@@ -122,9 +132,11 @@ mod tests {
             },
             NextStep::TabScreenshot { tab_id },
             NextStep::ChooseOption,
+            NextStep::StartBrowser,
         ] {
             let text = next_step(&next, Voice::Tools);
             let tool = text.split_whitespace().next().unwrap();
+            assert!(!text.contains("/api/v1"), "{text}");
             assert!(
                 catalogue.iter().any(|op| op.tool.as_deref() == Some(tool)),
                 "{tool} is not a tool"

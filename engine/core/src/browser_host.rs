@@ -163,10 +163,15 @@ impl BrowserHost {
         true
     }
 
-    /// A restart done: ready again (unless stopped or shut down meanwhile),
-    /// and counted.
-    pub(crate) fn restarted(&self) {
+    /// A new browser is up after a restart: counted at once (the tabs
+    /// reopen after).
+    pub(crate) fn count_restart(&self) {
         self.restarts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A restart done, its tabs reopened: ready again (unless stopped or
+    /// shut down meanwhile).
+    pub(crate) fn restarted(&self) {
         let mut lifecycle = self.lifecycle.write();
         if matches!(*lifecycle, Lifecycle::Restarting) {
             *lifecycle = Lifecycle::Ready;

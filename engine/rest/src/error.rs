@@ -20,6 +20,9 @@ impl From<Error> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = status_of(self.0.code);
+        if status.is_server_error() && !wabp_api::errors::is_internal(self.0.code) {
+            tracing::error!(code = self.0.code.as_str(), "{}", self.0.message);
+        }
         let text = said(&self.0, Voice::Rest);
         let mut body = json!({ "error": text, "code": self.0.code.as_str() });
         if let (Some(details), Some(fields)) = (self.0.details, body.as_object_mut()) {

@@ -346,7 +346,10 @@ impl Engine {
     async fn launch_browser(self: &Arc<Self>) -> Result<()> {
         let process = self.browser.launch(&self.downloads_dir()).await?;
         let listener = self.watch_browser_events(&process.browser).await?;
-        self.enable_navigation_fence(&process.browser).await?;
+        if let Err(e) = self.enable_navigation_fence(&process.browser).await {
+            listener.abort();
+            return Err(e);
+        }
         self.browser.install(process, listener).await;
         Ok(())
     }

@@ -119,11 +119,14 @@ impl Engine {
         let mut params = CreateTargetParams::new("about:blank");
         params.browser_context_id = Some(context.clone());
         let opening = self.own_page_opening();
-        let page = match self
+        let opened = self
             .browser
             .new_page(params, |target| opening.opened(target))
-            .await
-        {
+            .await;
+        // Only while it opens: a tab's own new page (a modifier click) is
+        // told apart from the engine's by this count.
+        drop(opening);
+        let page = match opened {
             Ok((page, _)) => page,
             Err(e) => {
                 self.browser.dispose_context(context).await;

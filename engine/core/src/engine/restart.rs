@@ -77,6 +77,7 @@ impl Engine {
                 }
             }
         }
+        self.browser.count_restart();
         for old in &old_tabs {
             if let Err(e) = self.reopen(old).await {
                 tracing::warn!(tab = %old.id, "could not reopen the tab: {}", e.message);

@@ -1,8 +1,9 @@
 //! The main frame's navigation, as a component: where the page is, which
 //! documents committed and which of them an action's wait has seen, its
 //! loading, the document requests in flight and the iframes of the current
-//! document. Written by the event pump alone (`pump.rs`), read by the tab
-//! and the action loop; behind the tab's `navigation` lock, apart from the
+//! document. Written by the event pump (`pump.rs`), and by the action loop
+//! for what its waits have seen and by `navigate_to` for where a navigation
+//! out of a dialog goes; behind the tab's `navigation` lock, apart from the
 //! rest of the tab's state.
 
 use std::collections::{HashMap, HashSet};

@@ -34,7 +34,8 @@ pub struct WaitUntilInput {
     pub timeout_ms: Option<u64>,
     /// For type "time": how long, ms.
     #[serde(default)]
-    pub duration_ms: Option<u64>,
+    #[schemars(range(min = 0))]
+    pub duration_ms: Option<serde_json::Number>,
     /// What the milliseconds count: "page" (the page's clock; quiet
     /// stretches are fast-forwarded) or "wall" (real time; the default for
     /// "time" waits).
@@ -297,7 +298,7 @@ impl TryFrom<OptionsInput> for ActionOptions {
             params.insert("timeout_ms".into(), Value::from(timeout));
         }
         if let Some(duration) = wait.duration_ms {
-            params.insert("duration_ms".into(), Value::from(duration));
+            params.insert("duration_ms".into(), Value::Number(duration));
         }
         if let Some(clock) = wait.clock {
             params.insert("clock".into(), Value::from(clock.name()));

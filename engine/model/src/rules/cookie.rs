@@ -18,14 +18,17 @@ const MAX_NAME: usize = 256;
 const MAX_DOMAIN: usize = 253;
 const MAX_PATH: usize = 1024;
 
-/// A cookie to set: `url`, or `domain` (and `path`).
+/// A cookie to set: `url`, or `domain` (and `path`). Other fields (a
+/// browser's export carries `hostOnly`, `session`, `storeId`...) are
+/// ignored, so a cookie read back from `GET /cookies` or a browser sets as
+/// it is.
 #[derive(Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct NewCookie {
     /// An RFC 6265 token: no spaces, separators or control characters.
     #[schemars(length(max = 256))]
     pub name: String,
     /// At most 4096 bytes, without control characters or ';'.
+    #[serde(deserialize_with = "secret_string")]
     #[schemars(length(max = 4096))]
     pub value: String,
     /// The http(s) URL it belongs to (sets domain, path and secure from it).
@@ -49,6 +52,15 @@ pub struct NewCookie {
     /// Seconds since the epoch; left out: a session cookie.
     #[serde(default)]
     pub expires: Option<f64>,
+}
+
+/// A cookie's value: a string, and a mistake that never shows what was
+/// sent (serde's own message would quote it).
+fn secret_string<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    match Value::deserialize(d)? {
+        Value::String(value) => Ok(value),
+        _ => Err(serde::de::Error::custom("a cookie value must be a string")),
+    }
 }
 
 impl std::fmt::Debug for NewCookie {
