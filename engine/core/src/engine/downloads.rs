@@ -2,7 +2,20 @@
 //! waiting, cancelling in the browser, resuming from the tab, where they
 //! go. The records themselves are `crate::downloads::Downloads`'s.
 
-use super::*;
+use super::Engine;
+use crate::caller::Caller;
+use crate::downloads::Download;
+use crate::downloads::DownloadState;
+use crate::error::Error;
+use crate::error::ErrorCode;
+use crate::error::Result;
+use crate::events::TabSignal;
+use chromiumoxide::cdp::browser_protocol::browser::CancelDownloadParams;
+use chromiumoxide::cdp::browser_protocol::browser::DownloadProgressState;
+use chromiumoxide::cdp::browser_protocol::browser::EventDownloadProgress;
+use chromiumoxide::cdp::browser_protocol::browser::EventDownloadWillBegin;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 impl Engine {
     /// The downloads of `user`'s tabs (`None`: requests without a userId),
@@ -171,6 +184,50 @@ impl Engine {
                     ErrorCode::DownloadFailed,
                     format!("download {id} did not start again within 5 s"),
                 ))
+            }
+        }
+    }
+
+    /// A download began: recorded under the tab (and user) of its frame.
+    pub(super) fn on_download_begin(&self, e: &EventDownloadWillBegin) {
+        let tab = self.tab_for_frame(e.frame_id.inner());
+        let tab_id = tab.as_ref().map(|t| t.id.clone()).unwrap_or_default();
+        // Not known to be anyone's: no caller sees it.
+        let user_id = match tab {
+            Some(tab) => tab.owner(),
+            None => Some(crate::caller::NOBODY.to_string()),
+        };
+        self.downloads
+            .began(&e.guid, &e.url, &e.suggested_filename, tab_id, user_id);
+    }
+
+    /// Follows a download; stops one past the size limit.
+    pub(super) fn on_download_progress(self: &Arc<Self>, e: &EventDownloadProgress) {
+        let reported = match e.state {
+            DownloadProgressState::InProgress => crate::downloads::Reported::InProgress,
+            DownloadProgressState::Completed => crate::downloads::Reported::Completed {
+                file_path: e.file_path.clone().map(PathBuf::from),
+            },
+            DownloadProgressState::Canceled => crate::downloads::Reported::Canceled,
+        };
+        let Some(progressed) =
+            self.downloads
+                .progressed(&e.guid, e.received_bytes, e.total_bytes, reported)
+        else {
+            return;
+        };
+        if let Some(too_large) = progressed.too_large {
+            let engine = self.clone();
+            tokio::spawn(async move {
+                let _ = engine
+                    .cancel_in_browser(&too_large.guid, too_large.user_id.as_deref())
+                    .await;
+                let _ = std::fs::remove_file(too_large.partial);
+            });
+        }
+        if let Some(tab) = self.any_tab(&progressed.tab_id) {
+            for event in progressed.events {
+                tab.emit(TabSignal::Event(event));
             }
         }
     }

@@ -4,8 +4,13 @@
 
 use std::collections::BTreeMap;
 
-use super::*;
+use super::Engine;
+use crate::caller::Caller;
+use crate::error::Error;
+use crate::error::ErrorCode;
+use crate::error::Result;
 use crate::intercept::{InterceptAction, InterceptRule, MAX_RULES};
+use std::sync::Arc;
 
 /// A rule as a client asks for it.
 #[derive(Debug, Clone)]

@@ -1,7 +1,15 @@
 //! Network operations: saving a tab's capture, its live buffer, and
 //! requests made by the page itself (`curl`).
 
-use super::*;
+use super::Engine;
+use crate::caller::Caller;
+use crate::clock::now_ms;
+use crate::error::Error;
+use crate::error::ErrorCode;
+use crate::error::Result;
+use serde_json::Value;
+use serde_json::json;
+use std::time::Duration;
 
 impl Engine {
     // ---- network capture ----

@@ -118,7 +118,7 @@ impl Engine {
         let context = self.browser.new_context(None).await?;
         let mut params = CreateTargetParams::new("about:blank");
         params.browser_context_id = Some(context.clone());
-        let opening = self.own_page_opening();
+        let opening = self.pages.opening();
         let opened = self
             .browser
             .new_page(params, |target| opening.opened(target))

@@ -1,10 +1,68 @@
 //! Answering what pages ask: the JavaScript dialog, file choosers and
 //! `<select>` popups, each narrowed to the caller's tabs.
 
-use super::*;
+use super::TURN_LIMIT;
+use super::{Engine, answers};
+use crate::caller::Caller;
+use crate::clock::now_ms;
 use crate::engine::answers::Done;
+use crate::error::Error;
+use crate::error::ErrorCode;
+use crate::error::Result;
+use crate::events;
+use crate::events::TabEvent;
+use crate::events::TabSignal;
+use crate::tab::Tab;
+use parking_lot::Mutex;
+use serde_json::Value;
+use serde_json::json;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Files each user's file choosers get as they open
+/// (`POST /file-chooser/configure`), by user id.
+#[derive(Default)]
+pub(crate) struct ChooserDefaults(Mutex<HashMap<Option<String>, Vec<String>>>);
+
+impl ChooserDefaults {
+    pub(crate) fn of(&self, user: Option<&str>) -> Option<Vec<String>> {
+        self.0.lock().get(&user.map(str::to_string)).cloned()
+    }
+
+    /// `None` ends them.
+    fn set(&self, user: Option<&str>, files: Option<Vec<String>>) {
+        let mut defaults = self.0.lock();
+        let user = user.map(str::to_string);
+        match files {
+            Some(files) => defaults.insert(user, files),
+            None => defaults.remove(&user),
+        };
+    }
+}
 
 impl Engine {
+    /// The session's own upload folder.
+    pub fn uploads_dir(&self) -> PathBuf {
+        self.config.session_dir.join("uploads")
+    }
+
+    /// The upload folder of `caller`, always one of its upload roots: a
+    /// user's own `uploads/<userId>/` (made on first use), so one user
+    /// can't upload another's files; the whole `uploads/` for requests
+    /// without a user.
+    pub fn uploads_dir_of(&self, caller: &Caller) -> PathBuf {
+        match caller.user_id() {
+            Some(user) => {
+                let dir = self.uploads_dir().join(user);
+                let _ = std::fs::create_dir_all(&dir);
+                dir
+            }
+            None => self.uploads_dir(),
+        }
+    }
+
     pub async fn dialog(&self, caller: &Caller, tab_id: &str) -> Result<answers::DialogState> {
         let tab = self.tab(caller, tab_id)?;
         let dialog = tab.pending_dialog();
@@ -236,14 +294,7 @@ impl Engine {
             ),
             None => None,
         };
-        let user = caller.user_id().map(str::to_string);
-        {
-            let mut defaults = self.chooser_defaults.lock();
-            match &files {
-                Some(files) => defaults.insert(user, files.clone()),
-                None => defaults.remove(&user),
-            };
-        }
+        self.chooser_defaults.set(caller.user_id(), files.clone());
         for tab in self.tabs.of(caller) {
             tab.set_chooser_defaults(files.clone());
         }

@@ -9,7 +9,16 @@
 use crate::tab::frames::DriverKind;
 use std::time::Instant;
 
-use super::*;
+use super::Engine;
+use crate::caller::Caller;
+use crate::error::Error;
+use crate::error::Result;
+use crate::events;
+use crate::events::TabEvent;
+use crate::tab::Tab;
+use chromiumoxide::cdp::browser_protocol::target::CloseTargetParams;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// How long a page may take to answer the health check.
 const CHECK_LIMIT: Duration = Duration::from_secs(2);

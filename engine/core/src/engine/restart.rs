@@ -7,7 +7,14 @@
 //! under its old id at its last URL, each noting a `browser_restarted` event
 //! for its next action. The engine never exits on its own.
 
-use super::*;
+use super::Engine;
+use crate::browser_host::Lifecycle;
+use crate::error::Result;
+use crate::events;
+use crate::events::TabEvent;
+use crate::tab::Tab;
+use std::sync::Arc;
+use std::time::Duration;
 
 const PROBE_EVERY: Duration = Duration::from_millis(500);
 const PROBE_LIMIT: Duration = Duration::from_secs(3);

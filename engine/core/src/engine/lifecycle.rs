@@ -1,0 +1,117 @@
+//! The browser's life as the engine sees it: started (or attached) with
+//! its first tab, stopped and started again on request, shut down. The
+//! process itself is `BrowserHost`'s; a browser that dies on its own comes
+//! back through `restart.rs`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Engine;
+use crate::browser::BrowserOptions;
+use crate::browser_host::{BrowserStatus, Lifecycle};
+use crate::error::{Error, ErrorCode, Result};
+
+impl Engine {
+    /// Launches (or attaches to) the browser and opens the first tab.
+    pub async fn start(self: &Arc<Self>) -> Result<()> {
+        let result = self.start_inner().await;
+        if let Err(e) = &result {
+            self.browser
+                .set_lifecycle(Lifecycle::Failed(e.message.clone()));
+        }
+        result
+    }
+
+    async fn start_inner(self: &Arc<Self>) -> Result<()> {
+        std::fs::create_dir_all(&self.config.session_dir).map_err(|e| {
+            Error::new(
+                ErrorCode::BrowserInitFailed,
+                format!("session dir {}: {e}", self.config.session_dir.display()),
+            )
+        })?;
+        self.launch_browser().await?;
+        self.open_tab("about:blank", true).await?;
+        if !self
+            .background
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            self.spawn_session_reaper();
+            self.spawn_browser_watch();
+            self.follow_interceptors();
+        }
+        self.browser.set_lifecycle(Lifecycle::Ready);
+        tracing::info!("browser ready");
+        Ok(())
+    }
+
+    /// The engine without a browser until `start_browser` (`--no-browser`).
+    pub fn without_browser(&self) {
+        self.browser.set_lifecycle(Lifecycle::Stopped);
+    }
+
+    /// Whether a browser is up (or coming up).
+    pub fn browser_running(&self) -> bool {
+        self.browser.running()
+    }
+
+    /// Starts a browser when none runs, launched as `options` say (default:
+    /// as the engine was configured, or as the last start asked).
+    pub async fn start_browser(self: &Arc<Self>, options: Option<BrowserOptions>) -> Result<()> {
+        self.browser.claim_start()?;
+        if let Some(options) = options {
+            self.browser.set_launch_options(options);
+        }
+        self.start().await
+    }
+
+    /// Ends the browser and its tabs but keeps the engine: any operation
+    /// that needs a browser answers "not running" until `start_browser`.
+    pub async fn stop_browser(&self) {
+        if self.browser.claim_stop() {
+            self.close_browser(Duration::from_secs(5)).await;
+        }
+    }
+
+    /// The browser, its tabs and its contexts gone; its profile too when
+    /// the engine made it.
+    async fn close_browser(&self, timeout: Duration) {
+        let old_tabs = self.tabs.take_all(true);
+        for tab in &old_tabs {
+            tab.session.mark_closed();
+        }
+        self.forget_user_contexts();
+        self.browser.close(timeout).await;
+        self.browser.remove_owned_profile();
+    }
+
+    /// How the browser is (or will be) launched.
+    pub fn launch_options(&self) -> BrowserOptions {
+        self.browser.launch_options()
+    }
+
+    /// Starts (or attaches to) the browser with the engine's options and
+    /// follows its events.
+    pub(super) async fn launch_browser(self: &Arc<Self>) -> Result<()> {
+        let process = self.browser.launch(&self.downloads_dir()).await?;
+        let listener = self.watch_browser_events(&process.browser).await?;
+        if let Err(e) = self.enable_navigation_fence(&process.browser).await {
+            listener.abort();
+            return Err(e);
+        }
+        self.browser.install(process, listener).await;
+        Ok(())
+    }
+
+    pub fn status(&self) -> BrowserStatus {
+        self.browser.status()
+    }
+
+    pub(super) fn ensure_ready(&self) -> Result<()> {
+        self.browser.ensure_ready()
+    }
+
+    pub async fn shutdown(&self, timeout: Duration) {
+        self.browser.set_lifecycle(Lifecycle::ShutDown);
+        self.close_browser(timeout).await;
+    }
+}
