@@ -10,15 +10,8 @@ use chromiumoxide::cdp::browser_protocol::emulation::SetTouchEmulationEnabledPar
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType, InsertTextParams,
 };
-use chromiumoxide::cdp::browser_protocol::network::{
-    EventRequestWillBeSent, GetResponseBodyParams, RequestId,
-};
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, SetInterceptFileChooserDialogParams,
-};
-use chromiumoxide::cdp::browser_protocol::page::{
-    GetNavigationHistoryParams, HandleJavaScriptDialogParams, NavigateParams,
-    NavigateToHistoryEntryParams, ReloadParams, StopLoadingParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::TargetId;
 use chromiumoxide::cdp::js_protocol::runtime::AddBindingParams;
@@ -29,6 +22,7 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 pub(crate) mod capture;
+mod choosers;
 pub(crate) mod execution;
 pub(crate) mod frame_targets;
 pub mod frames;
@@ -36,6 +30,7 @@ mod host;
 mod input;
 pub(crate) mod intercept;
 mod loading;
+mod navigate;
 mod navigation;
 pub(crate) mod network;
 pub(crate) mod observation;
@@ -44,6 +39,7 @@ mod pump;
 pub(crate) mod refs;
 pub(crate) mod session;
 pub mod snapshot;
+mod traffic;
 
 pub use execution::FrameDriver;
 pub use frames::Frames;
@@ -58,11 +54,11 @@ use crate::events::{PendingDialog, TabEvent, TabSignal};
 use crate::keys::key_definition;
 use crate::network::NetworkCall;
 use crate::plugin::{
-    ElementBox, HostError, HostResult, Located, Modifiers, MouseButton, PageHost, Rect,
-    RequestInfo, Target, ViewportInfo, WaitSignal,
+    ElementBox, HostError, HostResult, Located, Modifiers, MouseButton, PageHost, Rect, Target,
+    ViewportInfo,
 };
 use frames::DriverKind;
-use network::{BodyFetch, CallEnd, NetworkCapture};
+use network::NetworkCapture;
 
 #[derive(Debug, Default)]
 struct TabState {
@@ -418,14 +414,6 @@ impl Tab {
     }
 
     /// A call as it may be shown: redacted unless `--record-secrets`.
-    fn shown(&self, calls: Vec<NetworkCall>) -> Vec<NetworkCall> {
-        if self.state.lock().record_secrets {
-            calls
-        } else {
-            calls.into_iter().map(NetworkCall::redacted).collect()
-        }
-    }
-
     pub fn set_extra_schemes(&self, schemes: Vec<String>) {
         self.state.lock().extra_schemes = schemes;
     }
@@ -495,122 +483,6 @@ impl Tab {
         self.frames.set_last_frame(frame)
     }
 
-    fn capture_request(&self, e: &EventRequestWillBeSent) {
-        if let Some(fetch) = self.network.request_started(&self.id, e) {
-            self.fetch_body(fetch);
-        }
-    }
-
-    /// A finished call: its timing, and its body when it is text worth
-    /// keeping.
-    fn capture_finished(&self, request_id: &str, session: Option<String>) {
-        if let Some(fetch) = self
-            .network
-            .ended(request_id, CallEnd::Finished { session })
-        {
-            self.fetch_body(fetch);
-        }
-    }
-
-    /// Fetches a finished call's body from the browser, off the event pump.
-    fn fetch_body(&self, fetch: BodyFetch) {
-        let BodyFetch {
-            request_id,
-            session,
-        } = fetch;
-        let Some(tab) = self.self_ref.upgrade() else {
-            self.network.body_done(&request_id, None);
-            return;
-        };
-        tokio::spawn(async move {
-            const LIMIT: Duration = Duration::from_secs(5);
-            let fetched = match session {
-                // A frame rendered out of process: its renderer has the body.
-                Some(session) => tab
-                    .session
-                    .raw_on_within(
-                        Some(&session),
-                        "Network.getResponseBody",
-                        json!({ "requestId": request_id }),
-                        LIMIT,
-                    )
-                    .await
-                    .ok()
-                    .and_then(|body| {
-                        Some((
-                            body.get("body")?.as_str()?.to_string(),
-                            body.get("base64Encoded")?.as_bool()?,
-                        ))
-                    }),
-                None => tab
-                    .session
-                    .execute_within(
-                        GetResponseBodyParams::new(RequestId::new(request_id.clone())),
-                        LIMIT,
-                    )
-                    .await
-                    .ok()
-                    .map(|body| (body.result.body.clone(), body.result.base64_encoded)),
-            };
-            tab.network.body_done(&request_id, fetched);
-        });
-    }
-
-    /// Waits (bounded) until the response bodies being fetched are in the
-    /// buffer, so a save right after an action keeps them.
-    pub async fn bodies_settled(&self, limit: Duration) {
-        self.network.bodies_settled(limit).await
-    }
-
-    /// See `ActionTab::in_flight_now`. Calls older than two minutes that
-    /// never ended (their end fell out of the capture) don't count.
-    pub fn in_flight_now(&self) -> Vec<WaitSignal> {
-        let (navigation, page_url) = {
-            let state = self.navigation.lock();
-            let navigation = state
-                .document_requests
-                .values()
-                .next()
-                .cloned()
-                .or_else(|| {
-                    (state.main_loading.committed_since_start() && !state.loaded_since_commit)
-                        .then(|| state.url.clone())
-                });
-            (navigation, state.url.clone())
-        };
-        let mut signals: Vec<WaitSignal> = navigation
-            .into_iter()
-            .map(WaitSignal::NavigationStarted)
-            .collect();
-        let recent = crate::clock::now_ms_i64() - 120_000;
-        signals.extend(self.network.pending_since(recent).into_iter().map(
-            |(id, url, resource_type)| {
-                WaitSignal::RequestStarted(RequestInfo {
-                    id,
-                    same_site: same_site(&url, &page_url),
-                    url,
-                    resource_type,
-                })
-            },
-        ));
-        signals
-    }
-
-    /// The tab's captured calls, oldest first, secrets redacted unless
-    /// `--record-secrets`.
-    pub fn network_calls(&self) -> Vec<NetworkCall> {
-        self.shown(self.network.calls())
-    }
-
-    pub fn network_dropped(&self) -> u64 {
-        self.network.dropped()
-    }
-
-    /// Calls started since `since_ms` (wall clock), of the given types.
-    pub fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
-        self.shown(self.network.calls_since(since_ms, types))
-    }
-
     /// Sends a signal to whoever watches this tab (an action in flight).
     pub fn emit(&self, signal: TabSignal) {
         if matches!(signal, TabSignal::Closed { .. }) {
@@ -625,396 +497,11 @@ impl Tab {
         self.navigation.lock().last_window_open.take()
     }
 
-    async fn announce_file_chooser(&self, chooser: PendingFileChooser) {
-        let mut accept = String::new();
-        if let Some(node) = chooser.backend_node_id {
-            let session = chooser.session.as_deref();
-            let resolved = self
-                .session
-                .raw_on(
-                    session,
-                    "DOM.resolveNode",
-                    json!({ "backendNodeId": node.inner() }),
-                )
-                .await;
-            if let Some(object_id) = resolved
-                .ok()
-                .and_then(|r| r.pointer("/object/objectId").cloned())
-                && let Ok(r) = self
-                    .session
-                    .raw_on(
-                        session,
-                        "Runtime.callFunctionOn",
-                        json!({
-                            "objectId": object_id,
-                            "functionDeclaration": "function() { return this.accept || ''; }",
-                            "returnByValue": true,
-                        }),
-                    )
-                    .await
-            {
-                accept = r
-                    .pointer("/result/value")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-            }
-        }
-        let accepts = accepts_from_attribute(&accept);
-        self.prompts
-            .set_file_chooser_accepts(&chooser.id, accepts.clone());
-        let defaults = self.state.lock().chooser_defaults.clone();
-        let auto = match defaults {
-            // Only an input takes files; one that takes one gets the first.
-            Some(mut files) if chooser.backend_node_id.is_some() => {
-                if chooser.chooser_type == "open" {
-                    files.truncate(1);
-                }
-                match self.set_chooser_files(&chooser, files.clone()).await {
-                    Ok(()) => Some(files),
-                    Err(e) => {
-                        tracing::warn!(tab = %self.id, "the configured files could not be set: {}", e.message);
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
-        if auto.is_some() {
-            self.prompts.remove_file_chooser(&chooser.id);
-        }
-        self.emit(TabSignal::Event(crate::events::TabEvent::FileChooser(
-            self.file_chooser_event(&chooser, accepts, auto.is_none()),
-        )));
-        if let Some(files) = auto {
-            self.emit(TabSignal::Event(crate::events::TabEvent::FileSelected(
-                crate::events::FileSelected {
-                    id: chooser.id.clone(),
-                    tab_id: self.id.clone(),
-                    chooser_type: chooser.chooser_type.to_string(),
-                    files,
-                },
-            )));
-        }
-    }
-
-    fn file_chooser_event(
-        &self,
-        chooser: &PendingFileChooser,
-        accepts: Value,
-        pending: bool,
-    ) -> crate::events::FileChooser {
-        crate::events::FileChooser {
-            id: chooser.id.clone(),
-            tab_id: self.id.clone(),
-            multiple: chooser.chooser_type == "open_multiple",
-            chooser_type: chooser.chooser_type.to_string(),
-            accepts,
-            pending,
-        }
-    }
-
-    /// The file choosers waiting for an answer, as their events told them.
-    pub fn pending_file_choosers(&self) -> Vec<crate::events::FileChooser> {
-        self.prompts
-            .file_choosers()
-            .iter()
-            .map(|c| self.file_chooser_event(c, c.accepts.clone(), true))
-            .collect()
-    }
-
-    /// Files choosers get as they open, from now on (`None`: they wait).
-    pub fn set_chooser_defaults(&self, files: Option<Vec<String>>) {
-        self.state.lock().chooser_defaults = files;
-    }
-
-    /// Sets `files` (absolute, checked) on the chooser's input, in the
-    /// renderer that holds it.
-    pub async fn set_chooser_files(
-        &self,
-        chooser: &PendingFileChooser,
-        files: Vec<String>,
-    ) -> Result<()> {
-        let mut params =
-            chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams::new(files);
-        params.backend_node_id = chooser.backend_node_id;
-        match &chooser.session {
-            // The input is in an out-of-process frame: set them there.
-            Some(session) => {
-                let params =
-                    serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
-                self.session
-                    .raw_on(Some(session), "DOM.setFileInputFiles", params)
-                    .await?;
-            }
-            None => {
-                self.session.execute(params).await?;
-            }
-        }
-        Ok(())
-    }
-
-    pub fn pending_file_chooser(&self, id: &str) -> Option<PendingFileChooser> {
-        self.prompts.file_chooser(id)
-    }
-
-    pub fn remove_file_chooser(&self, id: &str) {
-        self.prompts.remove_file_chooser(id)
-    }
-
-    pub fn pending_select(&self, id: &str) -> Option<PendingSelect> {
-        self.prompts.select(id)
-    }
-
-    pub fn remove_select(&self, id: &str) {
-        self.prompts.remove_select(id)
-    }
-
     /// Runs `function(arg)` in the page; `function` is JS source.
     async fn call_page(&self, function: &str, arg: &Value) -> Result<Value> {
         self.session
             .evaluate_json(&format!("({function})({arg})"))
             .await
-    }
-
-    /// Navigates the main frame; the URL policy holds here too, so a plugin
-    /// can't open what a client may not.
-    /// `accept_beforeunload`: a `beforeunload` prompt the navigation raises
-    /// is accepted and the navigation goes on; otherwise it stays pending.
-    pub async fn navigate_to(
-        &self,
-        url: &str,
-        referrer: Option<&str>,
-        accept_beforeunload: bool,
-    ) -> Result<()> {
-        let extra = self.state.lock().extra_schemes.clone();
-        crate::rules::url::check_navigation_url(url, &extra)?;
-        let mut params = NavigateParams::new(url);
-        params.referrer = referrer.map(str::to_string);
-        let failed = |error: &str| {
-            Error::new(
-                ErrorCode::NavigationFailed,
-                format!("navigation to {} failed: {error}", crate::error::cut(url)),
-            )
-        };
-        let error_text = |answer: Result<Value>| match answer {
-            Ok(r) => match r.get("errorText").and_then(Value::as_str) {
-                Some(error) if !error.is_empty() => Err(failed(error)),
-                _ => Ok(()),
-            },
-            Err(e) => Err(e),
-        };
-        // Chromium answers Page.navigate when the navigation commits or
-        // fails (sent past chromiumoxide, which would hold the answer, and
-        // the tab's next navigation, until the page has loaded); the commit
-        // event may come first. The action's wait deals with the load.
-        let mut signals = self.subscribe();
-        // Leaving a page that sits in a dialog: the dialog goes, and so does
-        // any its script opens while the navigation runs (an alert loop).
-        let leaving_dialog = self.pending_dialog().is_some();
-        // Where the page was asked to go, should its dialogs not let it.
-        self.navigation.lock().leaving_to = leaving_dialog.then(|| url.to_string());
-        if leaving_dialog {
-            self.dismiss_dialog().await;
-        }
-        // A server that never answers holds the navigation: it gets the
-        // action's time (30 s outside one), then is stopped.
-        let commit_limit = self
-            .session
-            .action_deadline()
-            .map_or(COMMIT_LIMIT, |deadline| {
-                deadline.saturating_duration_since(std::time::Instant::now())
-            });
-        let navigator = self.navigator.clone();
-        let target = self.target_id.inner().clone();
-        let params = serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
-        // The answer outwaits the stop below, which then ends it.
-        let answer_limit = commit_limit + STOP_LIMIT;
-        let mut answer =
-            tokio::spawn(async move { navigator.navigate(&target, params, answer_limit).await });
-        let committed = async {
-            let mut answered = false;
-            let mut grace_ends = tokio::time::Instant::now();
-            loop {
-                tokio::select! {
-                    answer = &mut answer, if !answered => {
-                        let outcome = error_text(answer.map_err(|e| Error::internal(e.to_string()))?);
-                        // Leaving a page held by its dialogs, or one that may
-                        // raise a beforeunload prompt to accept, the browser
-                        // may answer before the old page has let go: the
-                        // commit counts then (or, with none, a short grace).
-                        if outcome.is_err() || !(leaving_dialog || accept_beforeunload) {
-                            return outcome;
-                        }
-                        answered = true;
-                        grace_ends = tokio::time::Instant::now() + AFTER_ANSWER_GRACE;
-                    }
-                    _ = tokio::time::sleep_until(grace_ends), if answered && !leaving_dialog => {
-                        // A prompt the signals missed still gets its answer.
-                        match self.pending_dialog() {
-                            Some(d) if accept_beforeunload && d.dialog_type == "beforeunload" => {
-                                self.accept_beforeunload().await;
-                                grace_ends = tokio::time::Instant::now() + AFTER_ANSWER_GRACE;
-                            }
-                            _ => return Ok(()),
-                        }
-                    }
-                    signal = signals.recv() => match signal {
-                        Ok(TabSignal::DialogOpened(d))
-                            if accept_beforeunload && d.dialog_type == "beforeunload" =>
-                        {
-                            self.accept_beforeunload().await;
-                        }
-                        Ok(TabSignal::DialogOpened(d))
-                            if leaving_dialog && d.dialog_type != "beforeunload" =>
-                        {
-                            self.dismiss_dialog().await;
-                        }
-                        // Not `LoadingStopped`: the page being left can
-                        // stop loading after this navigation was sent, and
-                        // one that ends without a new document (a download,
-                        // a 204) is answered.
-                        Ok(TabSignal::Navigated { error_page: false, .. })
-                        // A beforeunload prompt holds the navigation: the
-                        // envelope shows it.
-                        | Ok(TabSignal::DialogOpened(_)) => return Ok(()),
-                        Ok(TabSignal::Navigated { error_page: true, .. }) => {
-                            // The error text comes with the answer, right
-                            // after the error page's (tiny) load.
-                            if answered {
-                                return Err(failed("the browser showed its error page"));
-                            }
-                            return match tokio::time::timeout(ERROR_TEXT_LIMIT, &mut answer).await {
-                                Ok(Ok(answer)) => error_text(answer),
-                                _ => Err(failed("the browser showed its error page")),
-                            };
-                        }
-                        Ok(TabSignal::Closed { .. }) | Err(broadcast::error::RecvError::Closed) => {
-                            return Err(Error::new(
-                                ErrorCode::TabNotFound,
-                                format!("tab {} closed while navigating", self.id),
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        };
-        if !leaving_dialog {
-            return match tokio::time::timeout(commit_limit, committed).await {
-                Ok(outcome) => outcome,
-                Err(_) => {
-                    self.stop_unanswered_navigation(url).await;
-                    Err(failed(
-                        "the server sent no answer within the action's timeout (wait_until.timeout_ms); the navigation was stopped",
-                    ))
-                }
-            };
-        }
-        // A renderer whose script keeps opening dialogs never lets the page
-        // go: give up soon and let the tab be repaired.
-        match tokio::time::timeout(LEAVE_DIALOG_LIMIT, committed).await {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                self.session.mark_failed(DIALOG_LOOP);
-                Err(Error::timeout(format!(
-                    "{DIALOG_LOOP}; the tab is repaired"
-                )))
-            }
-        }
-    }
-
-    /// The page being left answers nothing while a navigation waits for its
-    /// server: stopped, the tab stays on it, working, and says so.
-    async fn stop_unanswered_navigation(&self, url: &str) {
-        if self.stop_loading().await {
-            let _ = self
-                .signals
-                .send(TabSignal::Event(TabEvent::NavigationFailed(
-                    crate::events::NavigationFailed {
-                        tab_id: self.id.clone(),
-                        url: url.to_string(),
-                        error: "stopped: no answer from the server within the action's timeout"
-                            .into(),
-                    },
-                )));
-        }
-    }
-
-    /// Stops the main frame's loading, as the browser's stop button does;
-    /// whether the browser did. The wait is then told the page is loaded: a
-    /// navigation stopped before its commit has no load to come.
-    pub async fn stop_loading(&self) -> bool {
-        match self
-            .session
-            .execute_within(StopLoadingParams::default(), STOP_LIMIT)
-            .await
-        {
-            Ok(_) => {
-                let _ = self.signals.send(TabSignal::Wait(WaitSignal::Load));
-                true
-            }
-            Err(e) => {
-                tracing::warn!(tab = %self.id, "loading could not be stopped: {}", e.message);
-                false
-            }
-        }
-    }
-
-    /// Accepts the open `beforeunload` prompt and waits (bounded) for the
-    /// browser to close it, so the navigation's own wait doesn't stop at it.
-    async fn accept_beforeunload(&self) {
-        let opened = self.prompts.dialogs_opened();
-        let answered = self
-            .session
-            .execute(HandleJavaScriptDialogParams::new(true))
-            .await
-            .is_ok();
-        if !answered
-            || !self
-                .prompts
-                .dialog_answered(opened, PROMPT_CLOSE_LIMIT)
-                .await
-        {
-            self.clear_dialog();
-        }
-    }
-
-    /// Dismisses the open dialog, if the browser still has one.
-    async fn dismiss_dialog(&self) {
-        let _ = self
-            .session
-            .execute(HandleJavaScriptDialogParams::new(false))
-            .await;
-        self.clear_dialog();
-    }
-
-    /// Moves `step` entries through history; 400 when there is none that way.
-    pub async fn history_step(&self, step: i64) -> Result<()> {
-        let history = self
-            .session
-            .execute(GetNavigationHistoryParams::default())
-            .await?;
-        let target = history.result.current_index + step;
-        let entry = usize::try_from(target)
-            .ok()
-            .and_then(|i| history.result.entries.get(i))
-            .ok_or_else(|| {
-                Error::invalid(if step < 0 {
-                    "no back history in this tab"
-                } else {
-                    "no forward history in this tab"
-                })
-            })?;
-        self.session
-            .execute(NavigateToHistoryEntryParams::new(entry.id))
-            .await?;
-        Ok(())
-    }
-
-    pub async fn reload_page(&self) -> Result<()> {
-        self.session.execute(ReloadParams::default()).await?;
-        Ok(())
     }
 }
 
@@ -1085,29 +572,6 @@ const PICKER_BINDING: &str = "__wabpPickerOpen";
 /// `__wabpSelect.apply`. Installed in every document.
 const SELECT_JS: &str = include_str!("js/prompts.js");
 
-/// ABP's `accepts` list from an `accept` attribute: extensions grouped,
-/// each MIME pattern on its own.
-fn accepts_from_attribute(accept: &str) -> Value {
-    let mut extensions = Vec::new();
-    let mut groups = Vec::new();
-    for token in accept.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        match token.strip_prefix('.') {
-            Some(ext) => extensions.push(ext.to_ascii_lowercase()),
-            None => groups.push(serde_json::json!({ "description": token, "extensions": ["*"] })),
-        }
-    }
-    if !extensions.is_empty() {
-        groups.insert(
-            0,
-            serde_json::json!({ "description": "Files", "extensions": extensions }),
-        );
-    }
-    if groups.is_empty() {
-        groups.push(serde_json::json!({ "description": "All Files", "extensions": ["*"] }));
-    }
-    Value::Array(groups)
-}
-
 /// Page-side: the box of an element, as `ElementBox` JSON.
 const BOX_OF: &str = r#"function boxOf(el) {
   const r = el.getBoundingClientRect();
@@ -1153,25 +617,11 @@ fn page_error(value: &Value) -> Option<HostError> {
         .map(|e| HostError::Invalid(e.to_string()))
 }
 
-/// How long a navigation may take to commit (or fail).
-const COMMIT_LIMIT: Duration = Duration::from_secs(30);
-/// How long the browser gets to stop a navigation that timed out.
-const STOP_LIMIT: Duration = Duration::from_secs(2);
 /// Bound on [`Tab::catch_up`]: the pump only hands on what it holds.
 const CATCH_UP_LIMIT: Duration = Duration::from_millis(500);
-/// How long a navigate that may meet a beforeunload prompt waits, after
-/// the browser's answer, for the commit (a 204 or a download has none).
-const AFTER_ANSWER_GRACE: Duration = Duration::from_secs(5);
-/// How long an accepted `beforeunload` prompt may take to close.
-const PROMPT_CLOSE_LIMIT: Duration = Duration::from_secs(2);
-/// How long leaving a page that sits in a dialog may take.
-const LEAVE_DIALOG_LIMIT: Duration = Duration::from_secs(5);
 /// The cause of a repair for a page that keeps opening dialogs.
 pub const DIALOG_LOOP: &str =
     "the page's script keeps opening dialogs and would not let the page go";
-
-/// How long the browser's answer may trail its error page.
-const ERROR_TEXT_LIMIT: Duration = Duration::from_secs(3);
 
 /// Bounds a future; the message says what did not finish.
 pub async fn bounded<T>(
