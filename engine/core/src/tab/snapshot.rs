@@ -2,13 +2,23 @@
 //! domain) of every frame, stitched at the iframes, as YAML-like text with
 //! interactive elements annotated `[e7]`, or as JSON.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::refs::{CallOn, PageRefs, lookup_prelude, numbering_prelude, ref_text};
+mod output;
+mod tree;
+
+use output::frame_ordinal;
+pub use output::{Window, window};
+pub use tree::RefsFor;
+
+use super::refs::{CallOn, PageRefs, numbering_prelude, ref_text};
 use crate::error::{Error, ErrorCode, Result};
+use tree::{
+    assign_numbers, attach_frames, ax_string, child_ids, collect_interactive, convert, count_refs,
+    dom_node, frames_of,
+};
 
 /// A text snapshot is served in windows of this many characters...
 pub const WINDOW_CHARS: usize = 80_000;
@@ -36,62 +46,6 @@ const DOM_TREE_FN: &str = concat!(
     include_str!("dom_tree.js"),
     "\n}"
 );
-
-/// Accessible names longer than this are cut (a link around a paragraph).
-const NAME_CHARS: usize = 150;
-/// Deeper trees are cut here rather than risk the stack.
-const MAX_DEPTH: usize = 256;
-
-/// Roles an agent acts on; these get refs.
-const INTERACTIVE: &[&str] = &[
-    "button",
-    "link",
-    "textbox",
-    "searchbox",
-    "checkbox",
-    "radio",
-    "combobox",
-    "listbox",
-    "option",
-    "menuitem",
-    "menuitemcheckbox",
-    "menuitemradio",
-    "tab",
-    "switch",
-    "slider",
-    "spinbutton",
-    "treeitem",
-    "MenuListOption",
-    "PopUpButton",
-    "ToggleButton",
-    "DisclosureTriangle",
-];
-
-/// Roles that only wrap their children; unnamed ones are left out and their
-/// children take their place.
-const WRAPPERS: &[&str] = &[
-    "none",
-    "generic",
-    "presentation",
-    "LineBreak",
-    "InlineTextBox",
-];
-
-/// States read from AX properties (true-valued booleans and tristates).
-const STATES: &[&str] = &[
-    "focused",
-    "disabled",
-    "checked",
-    "pressed",
-    "selected",
-    "expanded",
-    "required",
-    "readonly",
-    "invalid",
-    "multiselectable",
-    "busy",
-    "modal",
-];
 
 /// Where a snapshot's tree comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,246 +101,6 @@ pub struct Built {
     frames: Vec<(String, u32)>,
 }
 
-fn ax_string(node: &Value, field: &str) -> String {
-    node.get(field)
-        .and_then(|v| v.get("value"))
-        .map(|v| match v {
-            Value::String(s) => s.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        })
-        .unwrap_or_default()
-}
-
-fn child_ids(node: &Value) -> Vec<String> {
-    node.get("childIds")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn convert(tree: &FrameTree, id: &str, frame: usize, depth: usize, out: &mut Vec<Node>) {
-    let Some(node) = tree.nodes.get(id) else {
-        return;
-    };
-    let children_ids = child_ids(node);
-    let mut children = Vec::new();
-    if depth < MAX_DEPTH {
-        for child in &children_ids {
-            convert(tree, child, frame, depth + 1, &mut children);
-        }
-    }
-    let role = ax_string(node, "role");
-    let name = ax_string(node, "name").trim().to_string();
-    let ignored = node
-        .get("ignored")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    if ignored || (WRAPPERS.contains(&role.as_str()) && name.is_empty()) || role.is_empty() {
-        out.extend(children);
-        return;
-    }
-    if role == "StaticText" {
-        if !name.is_empty() {
-            out.push(Node {
-                role: "text".into(),
-                name,
-                frame,
-                // The text node: its ref is the element that holds it.
-                backend: node.get("backendDOMNodeId").and_then(Value::as_i64),
-                ..Default::default()
-            });
-        }
-        return;
-    }
-    let mut states = Vec::new();
-    let mut level = None;
-    for p in node
-        .get("properties")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let pname = p.get("name").and_then(Value::as_str).unwrap_or("");
-        let pvalue = p.pointer("/value/value");
-        if pname == "level" {
-            level = pvalue.and_then(Value::as_i64);
-        } else if STATES.contains(&pname) {
-            match pvalue {
-                Some(Value::Bool(true)) => states.push(pname.to_string()),
-                Some(Value::String(s)) if s == "true" => states.push(pname.to_string()),
-                Some(Value::String(s)) if s == "mixed" => states.push(format!("{pname}=mixed")),
-                _ => {}
-            }
-        }
-    }
-    let value = Some(ax_string(node, "value")).filter(|v| !v.is_empty());
-    // A name repeated by its only text child says it twice.
-    if children.len() == 1 && children[0].role == "text" && children[0].name == name {
-        children.clear();
-    }
-    out.push(Node {
-        role,
-        name,
-        value,
-        states,
-        level,
-        backend: node.get("backendDOMNodeId").and_then(Value::as_i64),
-        frame,
-        children,
-        ..Default::default()
-    });
-}
-
-/// Frames in tree order: (frame id, parent id).
-fn frames_of(tree: &Value, parent: Option<&str>, out: &mut Vec<(String, Option<String>)>) {
-    let Some(id) = tree.pointer("/frame/id").and_then(Value::as_str) else {
-        return;
-    };
-    out.push((id.to_string(), parent.map(str::to_string)));
-    for child in tree
-        .get("childFrames")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        frames_of(child, Some(id), out);
-    }
-}
-
-/// Puts each child frame's tree under its iframe node. `owner_key` names
-/// an iframe node's owner (what `owners` maps to the child frame's index).
-fn attach_frames<K: std::hash::Hash + Eq>(
-    nodes: &mut Vec<Node>,
-    owners: &HashMap<K, usize>,
-    owner_key: &impl Fn(&Node) -> Option<K>,
-    frames: &mut Vec<Option<Vec<Node>>>,
-    ordinals: &[u32],
-) {
-    for node in nodes.iter_mut() {
-        if node.role.eq_ignore_ascii_case("iframe")
-            && let Some(&index) = owner_key(node).and_then(|k| owners.get(&k))
-            && let Some(mut content) = frames.get_mut(index).and_then(Option::take)
-        {
-            attach_frames(&mut content, owners, owner_key, frames, ordinals);
-            node.frame_label = Some(ordinals[index]);
-            node.children = content;
-            continue;
-        }
-        attach_frames(&mut node.children, owners, owner_key, frames, ordinals);
-    }
-}
-
-/// Which elements get refs: the interactive ones (the text snapshot), or
-/// every element (the JSON snapshot, as Aleph's has it: headings, text and
-/// images too; text is named by the element that holds it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RefsFor {
-    Interactive,
-    Every,
-}
-
-impl RefsFor {
-    fn wants(self, node: &Node) -> bool {
-        self == RefsFor::Every || INTERACTIVE.contains(&node.role.as_str())
-    }
-}
-
-fn collect_interactive(
-    nodes: &mut [Node],
-    refs_for: RefsFor,
-    per_frame: &mut HashMap<usize, Vec<i64>>,
-) {
-    for node in nodes.iter_mut() {
-        if refs_for.wants(node)
-            && let Some(b) = node.backend
-        {
-            per_frame.entry(node.frame).or_default().push(b);
-        }
-        collect_interactive(&mut node.children, refs_for, per_frame);
-    }
-}
-
-fn assign_numbers(
-    nodes: &mut [Node],
-    refs_for: RefsFor,
-    numbers: &HashMap<(usize, i64), u32>,
-    count: &mut usize,
-    focused: &mut Option<(usize, u32)>,
-) {
-    for node in nodes.iter_mut() {
-        if node.role.is_empty() {
-            continue;
-        }
-        if refs_for.wants(node)
-            && let Some(&n) = node.backend.and_then(|b| numbers.get(&(node.frame, b)))
-        {
-            node.number = Some(n);
-            *count += 1;
-            if node.states.iter().any(|s| s == "focused") {
-                *focused = Some((node.frame, n));
-            }
-        }
-        assign_numbers(&mut node.children, refs_for, numbers, count, focused);
-    }
-}
-
-/// A node of a DOM-built tree (`DOM_TREE_FN`'s answer).
-fn dom_node(value: &Value, frame: usize, depth: usize) -> Node {
-    let text = |k: &str| value.get(k).and_then(Value::as_str).map(str::to_string);
-    let number = |k: &str| value.get(k).and_then(Value::as_u64).map(|n| n as u32);
-    let children = match value.get("c").and_then(Value::as_array) {
-        Some(list) if depth < MAX_DEPTH => {
-            list.iter().map(|c| dom_node(c, frame, depth + 1)).collect()
-        }
-        _ => Vec::new(),
-    };
-    let mut node = Node {
-        role: text("r").unwrap_or_default(),
-        name: text("n").unwrap_or_default(),
-        value: text("v"),
-        states: value
-            .get("s")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s.as_str().map(str::to_string))
-            .collect(),
-        level: value.get("l").and_then(Value::as_i64),
-        number: number("e"),
-        owner: number("f"),
-        frame,
-        children,
-        ..Default::default()
-    };
-    // A name repeated by its only text child says it twice.
-    if node.children.len() == 1
-        && node.children[0].role == "text"
-        && node.children[0].name == node.name
-    {
-        node.children.clear();
-    }
-    node
-}
-
-/// Counts the refs (and which
-/// one has focus).
-fn count_refs(nodes: &mut [Node], count: &mut usize, focused: &mut Option<(usize, u32)>) {
-    for node in nodes.iter_mut() {
-        if let Some(n) = node.number {
-            *count += 1;
-            if node.states.iter().any(|s| s == "focused") {
-                *focused = Some((node.frame, n));
-            }
-        }
-        count_refs(&mut node.children, count, focused);
-    }
-}
-
 impl PageRefs<'_> {
     /// The page's accessibility tree, every frame's stitched in at its
     /// iframe, with refs for elements (the interactive ones, or every one).
@@ -397,23 +111,9 @@ impl PageRefs<'_> {
         }
     }
 
-    /// Reads every frame's tree from the browser's accessibility domain.
-    async fn build_accessibility_snapshot(&self, refs_for: RefsFor) -> Result<Built> {
-        let elements = self
-            .in_main_world(ELEMENT_COUNT_FN)
-            .await
-            .ok()
-            .and_then(|v| v.as_u64())
-            .unwrap_or(0);
-        if elements > LARGE_PAGE_ELEMENTS {
-            let note = format!(
-                "the page has {elements} elements, too many for its accessibility tree to be read in time: \
-                 this snapshot is built from the DOM"
-            );
-            return self.build_dom_snapshot(refs_for, Some(note)).await;
-        }
-        let started = std::time::Instant::now();
-        let frame_list = self.snapshot_frames().await?;
+    /// Every listed frame's accessibility tree; a frame that went away
+    /// between the listing and the read is left out.
+    async fn read_ax_trees(&self, frame_list: &[(String, Option<String>)]) -> Vec<FrameTree> {
         let mut trees = Vec::new();
         for (i, (id, _)) in frame_list.iter().enumerate() {
             // A frame can go away between the listing and the read.
@@ -452,6 +152,55 @@ impl PageRefs<'_> {
                 root,
             });
         }
+        trees
+    }
+
+    /// Refs for the elements each frame's tree wants numbered, by frame and
+    /// backend node id; a frame whose registration fails gets none.
+    async fn register_refs(
+        &self,
+        trees: &[FrameTree],
+        per_frame: HashMap<usize, Vec<i64>>,
+    ) -> HashMap<(usize, i64), u32> {
+        let mut numbers = HashMap::new();
+        for (frame, backends) in per_frame {
+            let ids = match self
+                .register_backend_nodes(&trees[frame].id, &backends)
+                .await
+            {
+                Ok(ids) => ids,
+                Err(e) => {
+                    tracing::debug!("refs for a frame could not be registered: {}", e.message);
+                    continue;
+                }
+            };
+            for (b, n) in backends.iter().zip(ids) {
+                if let Some(n) = n {
+                    numbers.insert((frame, *b), n);
+                }
+            }
+        }
+        numbers
+    }
+
+    /// Reads every frame's tree from the browser's accessibility domain.
+    async fn build_accessibility_snapshot(&self, refs_for: RefsFor) -> Result<Built> {
+        let elements = self
+            .in_main_world(ELEMENT_COUNT_FN)
+            .await
+            .ok()
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0);
+        if elements > LARGE_PAGE_ELEMENTS {
+            let note = format!(
+                "the page has {elements} elements, too many for its accessibility tree to be read in time: \
+                 this snapshot is built from the DOM"
+            );
+            return self.build_dom_snapshot(refs_for, Some(note)).await;
+        }
+        let started = std::time::Instant::now();
+        let frame_list = self.snapshot_frames().await?;
+        let trees = self.read_ax_trees(&frame_list).await;
         let read_ms = started.elapsed().as_secs_f64() * 1000.0;
         if trees.is_empty() {
             return Err(Error::new(
@@ -512,24 +261,7 @@ impl PageRefs<'_> {
         let mut per_frame = HashMap::new();
         collect_interactive(&mut roots, refs_for, &mut per_frame);
         let converted_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let mut numbers = HashMap::new();
-        for (frame, backends) in per_frame {
-            let ids = match self
-                .register_backend_nodes(&trees[frame].id, &backends)
-                .await
-            {
-                Ok(ids) => ids,
-                Err(e) => {
-                    tracing::debug!("refs for a frame could not be registered: {}", e.message);
-                    continue;
-                }
-            };
-            for (b, n) in backends.iter().zip(ids) {
-                if let Some(n) = n {
-                    numbers.insert((frame, *b), n);
-                }
-            }
-        }
+        let numbers = self.register_refs(&trees, per_frame).await;
         let mut refs_count = 0;
         let mut focused = None;
         assign_numbers(
@@ -784,405 +516,5 @@ impl PageRefs<'_> {
             .call_function(Some(&frame), CallOn::World(world), function, vec![], true)
             .await?;
         Ok(value.get("value").cloned().unwrap_or(Value::Null))
-    }
-}
-
-impl Built {
-    /// Why this snapshot is not the whole accessibility tree, if it isn't.
-    pub fn truncated(&self) -> Option<&str> {
-        self.truncated.as_deref()
-    }
-
-    pub fn refs_count(&self) -> usize {
-        self.refs_count
-    }
-
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// The YAML-like text: `- role "name" [e7] [checked]: value`.
-    pub fn text(&self) -> String {
-        let mut out = String::new();
-        for node in &self.roots {
-            write_node(&mut out, node, 0, &self.frames);
-        }
-        out
-    }
-
-    /// The JSON shape: elements with ref_id, role, name, value, state,
-    /// bounds (for elements with refs), children.
-    pub async fn json(&self, refs: &PageRefs<'_>) -> Value {
-        let bounds = self.bounds(refs).await;
-        // A text is named by the element that holds it: where that element
-        // (or another text of it) is in the tree too, the text gets no ref,
-        // so that every ref names one node.
-        let mut seen: HashMap<(usize, u32), usize> = HashMap::new();
-        fn count(node: &Node, seen: &mut HashMap<(usize, u32), usize>) {
-            if let Some(n) = node.number {
-                *seen.entry((node.frame, n)).or_default() += 1;
-            }
-            for child in &node.children {
-                count(child, seen);
-            }
-        }
-        for node in &self.roots {
-            count(node, &mut seen);
-        }
-        let shared: HashSet<(usize, u32)> = seen
-            .into_iter()
-            .filter(|(_, times)| *times > 1)
-            .map(|(key, _)| key)
-            .collect();
-        let elements: Vec<Value> = self
-            .roots
-            .iter()
-            .filter_map(|n| json_node(n, &self.frames, &bounds, &shared))
-            .collect();
-        let mut out = json!({
-            "elements": elements,
-            "page_title": self.title,
-            "page_url": self.url,
-            "focused_ref": self.focused,
-            "refs_count": self.refs_count,
-        });
-        if let Some(note) = &self.truncated {
-            out["truncated"] = json!(true);
-            out["note"] = json!(note);
-        }
-        out
-    }
-
-    /// Viewport boxes of numbered elements, read from each frame's world.
-    async fn bounds(&self, refs: &PageRefs<'_>) -> HashMap<u32, Value> {
-        let mut by_frame: HashMap<usize, Vec<u32>> = HashMap::new();
-        collect_numbers(&self.roots, &mut by_frame);
-        let mut out = HashMap::new();
-        for (frame, numbers) in by_frame {
-            let Some((frame_id, ordinal)) = self.frames.get(frame) else {
-                continue;
-            };
-            let Ok(world) = refs.frame_world(frame_id).await else {
-                continue;
-            };
-            let (dx, dy) = if *ordinal == 0 {
-                (0.0, 0.0)
-            } else {
-                refs.frame_offset(frame_id).await.unwrap_or((0.0, 0.0))
-            };
-            let Ok(result) = refs
-                .session()
-                .call_function(
-                    Some(frame_id),
-                    CallOn::World(world),
-                    concat!("function(ids) { ", lookup_prelude!(), " return ids.map(n => { const el = byNumber(n); if (!el) return null; const r = el.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }); }"),
-                    vec![json!({ "value": numbers })],
-                    true,
-                )
-                .await
-            else {
-                continue;
-            };
-            let rects = result
-                .get("value")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            for (n, rect) in numbers.iter().zip(rects) {
-                if let Some(r) = rect.as_array() {
-                    let at = |i: usize| r.get(i).and_then(Value::as_f64).unwrap_or(0.0);
-                    out.insert(*n, json!({ "x": at(0) + dx, "y": at(1) + dy, "width": at(2), "height": at(3) }));
-                }
-            }
-        }
-        out
-    }
-}
-
-fn collect_numbers(nodes: &[Node], out: &mut HashMap<usize, Vec<u32>>) {
-    for node in nodes {
-        if let Some(n) = node.number {
-            out.entry(node.frame).or_default().push(n);
-        }
-        collect_numbers(&node.children, out);
-    }
-}
-
-fn short(name: &str) -> String {
-    if name.chars().count() <= NAME_CHARS {
-        return name.to_string();
-    }
-    let mut cut: String = name.chars().take(NAME_CHARS).collect();
-    cut.push('…');
-    cut
-}
-
-fn frame_ordinal(frames: &[(String, u32)], frame: usize) -> u32 {
-    frames.get(frame).map(|f| f.1).unwrap_or(0)
-}
-
-fn write_node(out: &mut String, node: &Node, depth: usize, frames: &[(String, u32)]) {
-    if node.role.is_empty() {
-        return;
-    }
-    let indent = "  ".repeat(depth);
-    if node.role == "text" {
-        out.push_str(&format!(
-            "{indent}- text: {}\n",
-            serde_json::to_string(&short(&node.name)).unwrap_or_default()
-        ));
-        return;
-    }
-    let role = if node.role == "Iframe" {
-        "iframe"
-    } else {
-        node.role.as_str()
-    };
-    out.push_str(&format!("{indent}- {role}"));
-    if !node.name.is_empty() {
-        out.push(' ');
-        out.push_str(&serde_json::to_string(&short(&node.name)).unwrap_or_default());
-    }
-    if let Some(n) = node.number {
-        out.push_str(&format!(
-            " [{}]",
-            ref_text(frame_ordinal(frames, node.frame), n)
-        ));
-    }
-    if let Some(f) = node.frame_label {
-        out.push_str(&format!(" [frame=f{f}]"));
-    }
-    if let Some(level) = node.level {
-        out.push_str(&format!(" [level={level}]"));
-    }
-    for state in &node.states {
-        if state != "focused" || node.number.is_some() {
-            out.push_str(&format!(" [{state}]"));
-        }
-    }
-    if let Some(value) = &node.value {
-        out.push_str(": ");
-        out.push_str(&serde_json::to_string(&short(value)).unwrap_or_default());
-    }
-    let visible_children = node.children.iter().any(|c| !c.role.is_empty());
-    if visible_children {
-        if node.value.is_none() {
-            out.push(':');
-        }
-        out.push('\n');
-        for child in &node.children {
-            write_node(out, child, depth + 1, frames);
-        }
-    } else {
-        out.push('\n');
-    }
-}
-
-fn json_node(
-    node: &Node,
-    frames: &[(String, u32)],
-    bounds: &HashMap<u32, Value>,
-    shared: &HashSet<(usize, u32)>,
-) -> Option<Value> {
-    if node.role.is_empty() {
-        return None;
-    }
-    let children: Vec<Value> = node
-        .children
-        .iter()
-        .filter_map(|c| json_node(c, frames, bounds, shared))
-        .collect();
-    let mut v = json!({
-        "role": if node.role == "Iframe" { "iframe" } else { node.role.as_str() },
-        "name": if node.name.is_empty() { Value::Null } else { Value::String(short(&node.name)) },
-        "value": node.value,
-        "state": node.states,
-        "children": children,
-    });
-    let number = node
-        .number
-        .filter(|n| node.role != "text" || !shared.contains(&(node.frame, *n)));
-    if let Some(n) = number {
-        v["ref_id"] = json!(ref_text(frame_ordinal(frames, node.frame), n));
-        v["bounds"] = bounds.get(&n).cloned().unwrap_or(Value::Null);
-    }
-    if let Some(f) = node.frame_label {
-        v["frame"] = json!(format!("f{f}"));
-    }
-    if let Some(level) = node.level {
-        v["level"] = json!(level);
-    }
-    Some(v)
-}
-
-/// One window of a text snapshot.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Window {
-    pub snapshot: String,
-    pub truncated: bool,
-    #[serde(rename = "totalChars")]
-    pub total_chars: usize,
-    #[serde(rename = "hasMore")]
-    pub has_more: bool,
-    #[serde(rename = "nextOffset", skip_serializing_if = "Option::is_none")]
-    pub next_offset: Option<usize>,
-}
-
-/// The window at `offset` (characters): the body from `offset`, cut at a line
-/// end, plus the snapshot's last `TAIL_CHARS` characters.
-pub fn window(text: &str, offset: usize) -> Result<Window> {
-    let chars: Vec<char> = text.chars().collect();
-    let total = chars.len();
-    if total <= WINDOW_CHARS {
-        if offset > 0 {
-            return Err(Error::new(
-                ErrorCode::InvalidRequest,
-                format!(
-                    "offset {offset} is past the end: this snapshot has {total} characters and fits in one window"
-                ),
-            ));
-        }
-        return Ok(Window {
-            snapshot: text.to_string(),
-            truncated: false,
-            total_chars: total,
-            has_more: false,
-            next_offset: None,
-        });
-    }
-    let tail_start = total - TAIL_CHARS;
-    if offset >= tail_start {
-        return Err(Error::new(
-            ErrorCode::InvalidRequest,
-            format!(
-                "offset {offset} is past the paged part of the snapshot (0..{tail_start}); its last {TAIL_CHARS} characters come with every window"
-            ),
-        ));
-    }
-    let budget = WINDOW_CHARS - TAIL_CHARS - 200;
-    let mut end = (offset + budget).min(tail_start);
-    if end < tail_start {
-        // Whole lines only, when there is a line end in the window.
-        if let Some(nl) = chars[offset..end].iter().rposition(|&c| c == '\n') {
-            if nl > 0 {
-                end = offset + nl + 1;
-            }
-        }
-    }
-    let body: String = chars[offset..end].iter().collect();
-    let tail: String = chars[tail_start..].iter().collect();
-    let has_more = end < tail_start;
-    let note = if has_more {
-        format!(
-            "\n# ... characters {end}..{tail_start} of {total} not shown; GET again with offset={end}. The snapshot's last {TAIL_CHARS} characters follow.\n"
-        )
-    } else {
-        format!("\n# ... the snapshot's last {TAIL_CHARS} characters follow.\n")
-    };
-    Ok(Window {
-        snapshot: format!("{body}{note}{tail}"),
-        truncated: true,
-        total_chars: total,
-        has_more,
-        next_offset: has_more.then_some(end),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn big_text(lines: usize) -> String {
-        (0..lines)
-            .map(|i| format!("- button \"Item {i:05}\" [e{i}]\n"))
-            .collect()
-    }
-
-    #[test]
-    fn small_snapshots_are_one_window() {
-        let w = window("- button \"a\"\n", 0).unwrap();
-        assert!(!w.truncated && !w.has_more && w.next_offset.is_none());
-        assert!(window("- x\n", 5).is_err());
-    }
-
-    #[test]
-    fn windows_page_through_with_the_tail_on_each() {
-        let text = big_text(8000);
-        let total = text.chars().count();
-        assert!(total > 2 * WINDOW_CHARS);
-        let tail: String = text.chars().skip(total - TAIL_CHARS).collect();
-        let mut offset = 0;
-        let mut seen = String::new();
-        let mut windows = 0;
-        loop {
-            let w = window(&text, offset).unwrap();
-            windows += 1;
-            assert!(
-                w.snapshot.chars().count() <= WINDOW_CHARS,
-                "window {windows} too large"
-            );
-            assert!(
-                w.snapshot.ends_with(&tail),
-                "tail missing from window {windows}"
-            );
-            assert_eq!(w.total_chars, total);
-            let body_len = match w.next_offset {
-                Some(next) => next - offset,
-                None => total - TAIL_CHARS - offset,
-            };
-            seen.extend(text.chars().skip(offset).take(body_len));
-            match w.next_offset {
-                Some(next) => {
-                    assert!(w.has_more);
-                    assert!(next > offset);
-                    // Cut at a line end.
-                    assert_eq!(text.chars().nth(next - 1), Some('\n'));
-                    offset = next;
-                }
-                None => break,
-            }
-        }
-        assert!(windows >= 3);
-        seen.push_str(&tail);
-        assert_eq!(seen, text, "windows plus tail cover the snapshot exactly");
-        assert!(window(&text, total).is_err());
-    }
-
-    #[test]
-    fn text_lines_show_role_name_ref_and_state() {
-        let built = Built {
-            truncated: None,
-            roots: vec![Node {
-                role: "form".into(),
-                children: vec![
-                    Node {
-                        role: "textbox".into(),
-                        name: "Email".into(),
-                        value: Some("a@b.c".into()),
-                        number: Some(3),
-                        states: vec!["required".into()],
-                        ..Default::default()
-                    },
-                    Node {
-                        role: "checkbox".into(),
-                        name: "Remember".into(),
-                        number: Some(4),
-                        states: vec!["checked".into()],
-                        frame: 1,
-                        ..Default::default()
-                    },
-                ],
-                ..Default::default()
-            }],
-            title: String::new(),
-            url: String::new(),
-            focused: None,
-            refs_count: 2,
-            frames: vec![("main".into(), 0), ("child".into(), 2)],
-        };
-        assert_eq!(
-            built.text(),
-            "- form:\n  - textbox \"Email\" [e3] [required]: \"a@b.c\"\n  - checkbox \"Remember\" [f2e4] [checked]\n"
-        );
     }
 }
