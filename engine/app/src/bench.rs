@@ -122,24 +122,20 @@ pub(crate) async fn playwright(script: &str, args: &[&str]) -> Result<Value, Str
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    if std::env::args().nth(1).as_deref() == Some("snapshot") {
-        return bench_snapshot::run().await;
+    match std::env::args().nth(1).as_deref() {
+        Some("snapshot") => bench_snapshot::run().await,
+        Some("recovery") => bench_recovery::run().await,
+        Some("compare") => bench_compare::run().await,
+        Some("encode") => bench_encode::run().await,
+        Some("agent") => bench_agent::run().await,
+        Some("plugin-build") => bench_plugin_build::run().await,
+        _ => action_loop().await,
     }
-    if std::env::args().nth(1).as_deref() == Some("recovery") {
-        return bench_recovery::run().await;
-    }
-    if std::env::args().nth(1).as_deref() == Some("compare") {
-        return bench_compare::run().await;
-    }
-    if std::env::args().nth(1).as_deref() == Some("encode") {
-        return bench_encode::run().await;
-    }
-    if std::env::args().nth(1).as_deref() == Some("agent") {
-        return bench_agent::run().await;
-    }
-    if std::env::args().nth(1).as_deref() == Some("plugin-build") {
-        return bench_plugin_build::run().await;
-    }
+}
+
+/// The default run: where an action's time goes, freeze and thaw, plugin
+/// calls, recording, hot reload; Playwright beside it.
+async fn action_loop() -> anyhow::Result<()> {
     // RUST_LOG=wabp_core::action=trace shows each wait's timeline.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
@@ -164,19 +160,7 @@ async fn main() -> anyhow::Result<()> {
     let engine = app.engine.clone();
     tokio::spawn(app.serve(listener));
     let http = reqwest::Client::new();
-    let post = |path: String, body: Value| {
-        let http = http.clone();
-        async move {
-            http.post(path)
-                .json(&body)
-                .send()
-                .await
-                .unwrap()
-                .json::<Value>()
-                .await
-                .unwrap()
-        }
-    };
+    let post = |path: String, body: Value| post_json(&http, path, body);
     println!(
         "browser: {}, frame driver: {}",
         engine.status().executable.unwrap_or_default(),
@@ -190,10 +174,66 @@ async fn main() -> anyhow::Result<()> {
     )
     .await;
 
-    // 1. Where an action's time goes: a click with the full envelope
-    // (before + after, all markup, cursor), and navigations with and
-    // without screenshots.
     let runs = 50;
+    action_parts(&http, &api, &tab, &site_url, runs).await;
+    let handle = engine.tab(&wabp_core::Caller::anonymous(), &tab)?;
+    freeze_and_thaw(&handle, runs).await?;
+    // 2. The same click without screenshots and with the immediate wait.
+    let mut bare = vec![];
+    for i in 0..runs {
+        let env = post(format!("{api}/tabs/{tab}/click"), json!({ "x": 60 + (i % 5) * 90, "y": 120, "screenshot": { "area": "none" }, "wait_until": { "type": "immediate" } })).await;
+        bare.push(env["timing"]["duration_ms"].as_f64().unwrap());
+    }
+    println!(
+        "click, no screenshots, immediate wait: {:.1} ms",
+        median(bare)
+    );
+    // Playwright on the same browser binary and page, in the same run.
+    let executable = engine.status().executable.unwrap_or_default();
+    match playwright("click.mjs", &[&site_url, &executable, "50"]).await {
+        Ok(v) => println!(
+            "Playwright on {executable}: screenshot, mouse.click, waitForLoadState, screenshot: {:.1} ms (median of 50)",
+            v["median_ms"].as_f64().unwrap_or(0.0)
+        ),
+        Err(why) => println!("Playwright not run: {why}"),
+    }
+
+    plugin_calls(&registry).await;
+    let frame = {
+        let shot = engine
+            .screenshot(&wabp_core::Caller::anonymous(), &tab, vec![], false, false)
+            .await?;
+        shot.data.as_ref().clone()
+    };
+    history_costs(&frame).await?;
+
+    // 5. Hot reload: file write → new version answering.
+    println!(
+        "hot reload, write to live (median of 10): {:.1} ms",
+        hot_reload_latency().await?
+    );
+    engine.shutdown(Duration::from_secs(5)).await;
+    let _ = std::fs::remove_dir_all(session);
+    Ok(())
+}
+
+/// A POST's JSON answer; the bench stops at the first failure.
+async fn post_json(http: &reqwest::Client, path: String, body: Value) -> Value {
+    http.post(path)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()
+}
+
+/// 1. Where an action's time goes: a click with the full envelope (before
+/// + after, all markup, cursor), and navigations with and without
+/// screenshots.
+async fn action_parts(http: &reqwest::Client, api: &str, tab: &str, site_url: &str, runs: usize) {
+    let post = |path: String, body: Value| post_json(http, path, body);
     let operations = [
         ("click, full envelope", "click", None),
         ("navigate, default envelope", "navigate", None),
@@ -263,9 +303,10 @@ async fn main() -> anyhow::Result<()> {
             median(encode)
         );
     }
+}
 
-    // Freeze/thaw cost, measured on the tab directly.
-    let handle = engine.tab(&wabp_core::Caller::anonymous(), &tab)?;
+/// Freeze/thaw cost, measured on the tab directly.
+async fn freeze_and_thaw(handle: &wabp_core::tab::Tab, runs: usize) -> anyhow::Result<()> {
     let (mut thaws, mut freezes) = (vec![], vec![]);
     for _ in 0..runs {
         let started = Instant::now();
@@ -280,28 +321,12 @@ async fn main() -> anyhow::Result<()> {
         median(thaws),
         median(freezes)
     );
+    Ok(())
+}
 
-    // 2. The same click without screenshots and with the immediate wait.
-    let mut bare = vec![];
-    for i in 0..runs {
-        let env = post(format!("{api}/tabs/{tab}/click"), json!({ "x": 60 + (i % 5) * 90, "y": 120, "screenshot": { "area": "none" }, "wait_until": { "type": "immediate" } })).await;
-        bare.push(env["timing"]["duration_ms"].as_f64().unwrap());
-    }
-    println!(
-        "click, no screenshots, immediate wait: {:.1} ms",
-        median(bare)
-    );
-    // Playwright on the same browser binary and page, in the same run.
-    let executable = engine.status().executable.unwrap_or_default();
-    match playwright("click.mjs", &[&site_url, &executable, "50"]).await {
-        Ok(v) => println!(
-            "Playwright on {executable}: screenshot, mouse.click, waitForLoadState, screenshot: {:.1} ms (median of 50)",
-            v["median_ms"].as_f64().unwrap_or(0.0)
-        ),
-        Err(why) => println!("Playwright not run: {why}"),
-    }
-
-    // 3. Plugin call overhead: a markup render (fresh instance per call) and a wait session.
+/// 3. Plugin call overhead: a markup render, a wait session, a policy
+/// decision.
+async fn plugin_calls(registry: &wabp_plugin_host::Registry) {
     let elements: Vec<MarkupElement> = (0..10)
         .map(|i| MarkupElement {
             index: i + 1,
@@ -375,16 +400,12 @@ async fn main() -> anyhow::Result<()> {
         "plugin call: policy decide (instantiate + call): {:.1} µs median",
         median(calls)
     );
+}
 
-    // 4. Recording cost per action, on its own store: with and without the
-    // two screenshots (the size of this run's after-frame), and the database
-    // size per 1,000 actions.
-    let frame = {
-        let shot = engine
-            .screenshot(&wabp_core::Caller::anonymous(), &tab, vec![], false, false)
-            .await?;
-        shot.data.as_ref().clone()
-    };
+/// 4. Recording cost per action, on its own store: with and without the two
+/// screenshots (`frame`: this run's after-frame), and the database size per
+/// 1,000 actions.
+async fn history_costs(frame: &[u8]) -> anyhow::Result<()> {
     for with_shots in [false, true] {
         let dir = std::env::temp_dir().join(format!(
             "wabp-bench-history-{}-{with_shots}",
@@ -416,8 +437,8 @@ async fn main() -> anyhow::Result<()> {
                         data: json!({ "url": "http://127.0.0.1/" }),
                         user_id: None,
                     }],
-                    screenshot_before: with_shots.then(|| frame.clone()),
-                    screenshot_after: with_shots.then(|| frame.clone()),
+                    screenshot_before: with_shots.then(|| frame.to_vec()),
+                    screenshot_after: with_shots.then(|| frame.to_vec()),
                     user_id: None,
                 })
                 .await?;
@@ -445,14 +466,6 @@ async fn main() -> anyhow::Result<()> {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
-
-    // 5. Hot reload: file write → new version answering.
-    println!(
-        "hot reload, write to live (median of 10): {:.1} ms",
-        hot_reload_latency().await?
-    );
-    engine.shutdown(Duration::from_secs(5)).await;
-    let _ = std::fs::remove_dir_all(session);
     Ok(())
 }
 

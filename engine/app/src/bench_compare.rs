@@ -145,13 +145,31 @@ pub async fn run() -> anyhow::Result<()> {
     if let Err(why) = &playwright {
         println!("Playwright not run: {why}");
     }
+    print_rows(rows, &playwright);
+    if std::env::var("WABP_BENCH_TABS").as_deref() != Ok("0") {
+        // The scale run has its tabs only, as Playwright's has its pages
+        // only: this run's tab and the one the engine starts with go.
+        let open: Vec<Value> = http.get(format!("{api}/tabs")).send().await?.json().await?;
+        for id in open.iter().filter_map(|t| t["id"].as_str()) {
+            http.delete(format!("{api}/tabs/{id}")).send().await?;
+        }
+        scale(&api, &base, &executable).await?;
+    }
+    engine.shutdown(std::time::Duration::from_secs(5)).await;
+    let _ = std::fs::remove_dir_all(session);
+    Ok(())
+}
+
+/// The table: each row's median beside Playwright's figure for the same
+/// operation and their ratio, then Playwright's bare-CDP floor.
+fn print_rows(rows: Vec<(&str, f64, Option<&str>)>, playwright: &Result<Value, String>) {
     println!("\nmedians of {RUNS} (after {WARMUP} warm-up runs), ms");
     println!(
         "{:<40} {:>9} {:>11} {:>7}",
         "operation", "wabp", "Playwright", "ratio"
     );
     for (label, ours, key) in rows {
-        let theirs = match (&playwright, key) {
+        let theirs = match (playwright, key) {
             (Ok(v), Some(k)) => v[k].as_f64(),
             _ => None,
         };
@@ -165,7 +183,7 @@ pub async fn run() -> anyhow::Result<()> {
          (the row below it: goto, then screenshot); \
          screenshot = PNG; fill = locator.fill; type = fill('') + pressSequentially; snapshot = ariaSnapshot)"
     );
-    if let Ok(floor) = &playwright {
+    if let Ok(floor) = playwright {
         let figure = |key: &str| {
             floor[key]
                 .as_f64()
@@ -182,18 +200,6 @@ pub async fn run() -> anyhow::Result<()> {
             figure("cdp_navigate_screenshot"),
         );
     }
-    if std::env::var("WABP_BENCH_TABS").as_deref() != Ok("0") {
-        // The scale run has its tabs only, as Playwright's has its pages
-        // only: this run's tab and the one the engine starts with go.
-        let open: Vec<Value> = http.get(format!("{api}/tabs")).send().await?.json().await?;
-        for id in open.iter().filter_map(|t| t["id"].as_str()) {
-            http.delete(format!("{api}/tabs/{id}")).send().await?;
-        }
-        scale(&api, &base, &executable).await?;
-    }
-    engine.shutdown(std::time::Duration::from_secs(5)).await;
-    let _ = std::fs::remove_dir_all(session);
-    Ok(())
 }
 
 /// A new tab on `url`, over REST; its id.

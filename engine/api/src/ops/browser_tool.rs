@@ -136,27 +136,8 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default();
     match call.action {
-        Action::Start => {
-            let launch =
-                serde_json::to_value(&call.launch).map_err(|e| Error::internal(e.to_string()))?;
-            return match op(&ctx, "browser_start", launch).await {
-                Ok(Output::Json(v)) if v["already_running"] == true => {
-                    answer(true, "Browser is already running.", Some(v))
-                }
-                Ok(Output::Json(v)) => answer(true, "Browser started successfully.", Some(v)),
-                Ok(_) => answer(true, "Browser started successfully.", None),
-                Err(e) => failed(e, ctx.engine.browser_running()),
-            };
-        }
-        Action::Stop => {
-            if !ctx.engine.browser_running() {
-                return answer(true, "Browser is not running.", None);
-            }
-            return match op(&ctx, "browser_stop", json!({})).await {
-                Ok(_) => answer(true, "Browser stopped.", None),
-                Err(e) => failed(e, ctx.engine.browser_running()),
-            };
-        }
+        Action::Start => return start(&ctx, &call).await,
+        Action::Stop => return stop(&ctx).await,
         _ => {}
     }
     if !ctx.engine.browser_running() {
@@ -169,23 +150,6 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
     if let Some(id) = &call.approval_id {
         input.insert("approval_id".into(), json!(id));
     }
-    let target = |input: &mut Map<String, Value>, required: bool| -> Result<()> {
-        match (&call.ref_id, &call.selector) {
-            (Some(r), _) => {
-                input.insert("ref".into(), json!(r));
-            }
-            (None, Some(s)) => {
-                input.insert("selector".into(), json!(s));
-            }
-            (None, None) if required => {
-                return Err(Error::invalid(format!(
-                    "action {name:?} needs \"ref_id\" (from snapshot) or \"selector\""
-                )));
-            }
-            _ => {}
-        }
-        Ok(())
-    };
     let quiet = json!({ "area": "none" });
     let outcome = match call.action {
         Action::OpenTab => {
@@ -221,7 +185,7 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
             })
         }
         Action::Click | Action::Hover | Action::Type | Action::Fill => {
-            target(&mut input, true)?;
+            target(&call, &name, &mut input, true)?;
             if matches!(call.action, Action::Type | Action::Fill) {
                 let text = call
                     .text
@@ -240,33 +204,7 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
                 .await
                 .map(|out| (done.to_string(), Some(json!({ "action_id": action_id(&out) }))))
         }
-        Action::Scroll => {
-            let direction = call
-                .direction
-                .ok_or_else(|| Error::invalid("action \"scroll\" needs \"direction\": up, down, left or right"))?;
-            let amount = call.amount.unwrap_or(300.0);
-            if !(amount.is_finite() && amount > 0.0 && amount <= 100_000.0) {
-                return Err(Error::invalid("\"amount\" must be a number of pixels in (0, 100000]"));
-            }
-            let (dx, dy) = match direction {
-                Direction::Up => (0.0, -amount),
-                Direction::Down => (0.0, amount),
-                Direction::Left => (-amount, 0.0),
-                Direction::Right => (amount, 0.0),
-            };
-            target(&mut input, false)?;
-            input.insert("delta_x".into(), json!(dx));
-            input.insert("delta_y".into(), json!(dy));
-            input.insert("screenshot".into(), quiet);
-            let word = serde_json::to_value(direction).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            op(&ctx, "action:scroll", Value::Object(input)).await.map(|out| {
-                let scroll = match &out {
-                    Output::Envelope(e) => serde_json::to_value(&e.scroll).ok(),
-                    _ => None,
-                };
-                (format!("Scrolled {word}."), Some(json!({ "scroll": scroll, "action_id": action_id(&out) })))
-            })
-        }
+        Action::Scroll => scroll(&ctx, &call, &name, input).await?,
         Action::Screenshot => {
             input.insert("full_page".into(), json!(call.image.full_page.unwrap_or(false)));
             input.insert("format".into(), json!(call.image.format.as_deref().unwrap_or("png").to_ascii_lowercase()));
@@ -317,6 +255,100 @@ async fn run(ctx: Ctx, call: ToolCall) -> Result<Output> {
         Ok((message, data)) => answer(true, message, data),
         Err(e) => failed(e, ctx.engine.browser_running()),
     }
+}
+
+/// `start`: a browser launched as `launch` says, or the one running.
+async fn start(ctx: &Ctx, call: &ToolCall) -> Result<Output> {
+    let launch = serde_json::to_value(&call.launch).map_err(|e| Error::internal(e.to_string()))?;
+    match op(ctx, "browser_start", launch).await {
+        Ok(Output::Json(v)) if v["already_running"] == true => {
+            answer(true, "Browser is already running.", Some(v))
+        }
+        Ok(Output::Json(v)) => answer(true, "Browser started successfully.", Some(v)),
+        Ok(_) => answer(true, "Browser started successfully.", None),
+        Err(e) => failed(e, ctx.engine.browser_running()),
+    }
+}
+
+/// `stop`: the browser and its tabs end; the engine stays.
+async fn stop(ctx: &Ctx) -> Result<Output> {
+    if !ctx.engine.browser_running() {
+        return answer(true, "Browser is not running.", None);
+    }
+    match op(ctx, "browser_stop", json!({})).await {
+        Ok(_) => answer(true, "Browser stopped.", None),
+        Err(e) => failed(e, ctx.engine.browser_running()),
+    }
+}
+
+/// The element an action is on: `ref_id` (from a snapshot) or `selector`.
+fn target(
+    call: &ToolCall,
+    name: &str,
+    input: &mut Map<String, Value>,
+    required: bool,
+) -> Result<()> {
+    match (&call.ref_id, &call.selector) {
+        (Some(r), _) => {
+            input.insert("ref".into(), json!(r));
+        }
+        (None, Some(s)) => {
+            input.insert("selector".into(), json!(s));
+        }
+        (None, None) if required => {
+            return Err(Error::invalid(format!(
+                "action {name:?} needs \"ref_id\" (from snapshot) or \"selector\""
+            )));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `scroll` by `amount` pixels in `direction`, over the element when one is
+/// named. A bad argument is the caller's error; the operation's outcome is
+/// the tool's answer.
+async fn scroll(
+    ctx: &Ctx,
+    call: &ToolCall,
+    name: &str,
+    mut input: Map<String, Value>,
+) -> Result<Result<(String, Option<Value>)>> {
+    let direction = call.direction.ok_or_else(|| {
+        Error::invalid("action \"scroll\" needs \"direction\": up, down, left or right")
+    })?;
+    let amount = call.amount.unwrap_or(300.0);
+    if !(amount.is_finite() && amount > 0.0 && amount <= 100_000.0) {
+        return Err(Error::invalid(
+            "\"amount\" must be a number of pixels in (0, 100000]",
+        ));
+    }
+    let (dx, dy) = match direction {
+        Direction::Up => (0.0, -amount),
+        Direction::Down => (0.0, amount),
+        Direction::Left => (-amount, 0.0),
+        Direction::Right => (amount, 0.0),
+    };
+    target(&call, &name, &mut input, false)?;
+    input.insert("delta_x".into(), json!(dx));
+    input.insert("delta_y".into(), json!(dy));
+    input.insert("screenshot".into(), json!({ "area": "none" }));
+    let word = serde_json::to_value(direction)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    Ok(op(ctx, "action:scroll", Value::Object(input))
+        .await
+        .map(|out| {
+            let scroll = match &out {
+                Output::Envelope(e) => serde_json::to_value(&e.scroll).ok(),
+                _ => None,
+            };
+            (
+                format!("Scrolled {word}."),
+                Some(json!({ "scroll": scroll, "action_id": action_id(&out) })),
+            )
+        }))
 }
 
 /// A failure while acting, as the tool tells it: the policy's words, an
