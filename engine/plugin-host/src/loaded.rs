@@ -126,6 +126,50 @@ fn parse_schema(plugin: &str, what: &str, text: &str) -> Result<Value> {
     Ok(schema)
 }
 
+/// An action plugin's own account of its actions, checked: snake_case
+/// names, object schemas.
+fn action_specs(
+    plugin: &str,
+    described: Vec<bindings::action::exports::wabp::plugin::action::ActionSpec>,
+) -> Result<Vec<ActionSpec>> {
+    let mut specs = Vec::new();
+    for spec in described {
+        if !is_action_name(&spec.name) {
+            return Err(load_error(
+                plugin,
+                format!(
+                    "action name {:?} must be snake_case ([a-z0-9_], ≤ 64)",
+                    spec.name
+                ),
+            ));
+        }
+        let schema = parse_schema(plugin, &spec.name, &spec.params_schema)?;
+        specs.push(ActionSpec {
+            name: spec.name,
+            description: spec.description,
+            params_schema: schema,
+        });
+    }
+    Ok(specs)
+}
+
+/// A wait plugin's own account of its wait types, their schemas checked.
+fn wait_specs(
+    plugin: &str,
+    described: Vec<bindings::wait::exports::wabp::plugin::wait::WaitSpec>,
+) -> Result<Vec<WaitSpec>> {
+    let mut specs = Vec::new();
+    for spec in described {
+        let schema = parse_schema(plugin, &spec.name, &spec.params_schema)?;
+        specs.push(WaitSpec {
+            name: spec.name,
+            description: spec.description,
+            params_schema: schema,
+        });
+    }
+    Ok(specs)
+}
+
 impl LoadedPlugin {
     /// Compiles (blocking), checks imports against grants, pre-instantiates
     /// and asks the plugin to describe itself.
@@ -182,24 +226,7 @@ impl LoadedPlugin {
                     .map_err(|f| {
                         load_error(&plugin.name, format!("describe failed: {}", f.message))
                     })?;
-                let mut specs = Vec::new();
-                for spec in described {
-                    if !is_action_name(&spec.name) {
-                        return Err(load_error(
-                            &plugin.name,
-                            format!(
-                                "action name {:?} must be snake_case ([a-z0-9_], ≤ 64)",
-                                spec.name
-                            ),
-                        ));
-                    }
-                    let schema = parse_schema(&plugin.name, &spec.name, &spec.params_schema)?;
-                    specs.push(ActionSpec {
-                        name: spec.name,
-                        description: spec.description,
-                        params_schema: schema,
-                    });
-                }
+                let specs = action_specs(&plugin.name, described)?;
                 Exports::Action { pre, specs }
             }
             Kind::Markup => {
@@ -245,15 +272,7 @@ impl LoadedPlugin {
                     .map_err(|f| {
                         load_error(&plugin.name, format!("describe failed: {}", f.message))
                     })?;
-                let mut specs = Vec::new();
-                for spec in described {
-                    let schema = parse_schema(&plugin.name, &spec.name, &spec.params_schema)?;
-                    specs.push(WaitSpec {
-                        name: spec.name,
-                        description: spec.description,
-                        params_schema: schema,
-                    });
-                }
+                let specs = wait_specs(&plugin.name, described)?;
                 Exports::Wait { pre, specs }
             }
             Kind::Policy => {

@@ -43,7 +43,9 @@ use crate::error::{Error, Result};
 use crate::events::TabSignal;
 use crate::network::NetworkCall;
 use crate::plugin::{PluginRegistry, ViewportInfo};
-use phases::{Settling, Shots, after_frame, before_frame, dispatched_result, page_failed, settle};
+use phases::{
+    BeforeFrame, Settling, Shots, after_frame, before_frame, dispatched_result, page_failed, settle,
+};
 use record::{ActionLog, LoggedAction};
 
 /// What the action loop needs from a tab, and nothing more.
@@ -360,33 +362,9 @@ async fn execute<T: ActionTab>(
     kind: &ActionKind,
     dispatch: Dispatch<T>,
 ) -> Result<Envelope> {
-    let shots = Shots {
-        registry,
-        markup: options.markup_tags(registry)?,
-        wanted: options.screenshot.area != ScreenshotArea::None,
-        clip: match &options.screenshot.area {
-            ScreenshotArea::Region(clip) => Some(*clip),
-            _ => None,
-        },
-        cursor: options.screenshot.cursor,
-    };
-    let wait = registry
-        .wait(&options.wait_until.wait_type)
-        .ok_or_else(|| {
-            let known: Vec<String> = registry.waits().into_iter().map(|w| w.name).collect();
-            Error::invalid(format!(
-                "unknown wait_until.type {:?}; known: {}",
-                options.wait_until.wait_type,
-                known.join(", ")
-            ))
-        })?;
+    let shots = Shots::for_action(registry, options)?;
     // Validates the wait params before anything happens to the page.
-    let (mut session, first_decision) = wait
-        .begin(
-            &options.wait_until.wait_type,
-            options.wait_until.params.clone(),
-        )
-        .await?;
+    let (mut session, first_decision) = begin_wait(registry, options).await?;
 
     let turn = tab
         .turn(Duration::from_millis(
@@ -502,53 +480,51 @@ async fn execute<T: ActionTab>(
     parts.encode_ms = capture_timing.encode_ms;
 
     // 4. The envelope.
-    let timing = |wait_reason: String, parts: TimingParts| Timing {
-        action_started_ms,
-        action_completed_ms,
-        wait_completed_ms,
-        duration_ms: ms_since(total),
-        wait_reason,
-        parts,
+    let wait_reason = match failure {
+        Some(_) => "renderer_unresponsive".to_string(),
+        None => wait_reason,
     };
-    if let Some(cause) = failure {
-        return Ok(failed_envelope(FailedAction {
-            tab: tab.id(),
-            cause,
-            result,
-            before: before.image,
-            viewport: before.viewport,
-            events: recorder.events,
-            timing: timing("renderer_unresponsive".into(), parts),
-        }));
-    }
-    let virtual_end_ms = after
-        .as_ref()
-        .map(|s| s.virtual_time_ms)
-        .unwrap_or_else(|| before.virtual_start_ms + parts.dispatch_ms + parts.wait_ms);
-    let network = recorder.network_summary(options.network.as_ref());
-    let closed = recorder.closed;
-    let mut events = recorder.events;
-    if !closed && !dialog_open {
-        events.extend(events::scroll_event(
-            tab.id(),
-            &before.viewport,
-            &viewport,
-            kind.scroll_source,
-            virtual_end_ms,
-        ));
-    }
-    Ok(Envelope {
+    Ok(Ended {
+        tab: tab.id(),
         result,
-        screenshot_before: before.image,
-        screenshot_after: after,
-        scroll: ScrollState::from(&viewport),
-        network,
-        action_id: None,
-        data: None,
-        page_failure: None,
-        events,
-        timing: timing(wait_reason, parts),
-    })
+        failure,
+        before,
+        after,
+        viewport,
+        recorder,
+        dialog_open,
+        timing: Timing {
+            action_started_ms,
+            action_completed_ms,
+            wait_completed_ms,
+            duration_ms: ms_since(total),
+            wait_reason,
+            parts,
+        },
+    }
+    .envelope(kind, options))
+}
+
+/// The action's wait heuristic, begun: its params are checked before
+/// anything happens to the page.
+async fn begin_wait(
+    registry: &dyn PluginRegistry,
+    options: &ActionOptions,
+) -> Result<(
+    Box<dyn crate::plugin::WaitSession>,
+    crate::plugin::WaitDecision,
+)> {
+    let wait_type = &options.wait_until.wait_type;
+    let wait = registry.wait(wait_type).ok_or_else(|| {
+        let known: Vec<String> = registry.waits().into_iter().map(|w| w.name).collect();
+        Error::invalid(format!(
+            "unknown wait_until.type {wait_type:?}; known: {}",
+            known.join(", ")
+        ))
+    })?;
+    Ok(wait
+        .begin(wait_type, options.wait_until.params.clone())
+        .await?)
 }
 
 /// Marks a navigation's `result` as held by the page's `beforeunload`
@@ -564,40 +540,100 @@ pub fn held_by_beforeunload(result: &mut Value, tab_id: &str, more: Option<&str>
     ));
 }
 
-/// What is known of an action whose page stopped answering.
-struct FailedAction<'a> {
+/// What an action's envelope is made of, once its after frame is in.
+struct Ended<'a> {
     tab: &'a str,
-    cause: String,
     result: Value,
-    before: Option<Screenshot>,
+    /// Why the page stopped answering, if it did.
+    failure: Option<String>,
+    before: BeforeFrame,
+    after: Option<Screenshot>,
     viewport: ViewportInfo,
-    events: Vec<crate::events::StampedEvent>,
+    recorder: Recorder,
+    dialog_open: bool,
     timing: Timing,
 }
 
-fn failed_envelope(failed: FailedAction<'_>) -> Envelope {
-    let mut events = failed.events;
+impl Ended<'_> {
+    fn envelope(self, kind: &ActionKind, options: &ActionOptions) -> Envelope {
+        if let Some(cause) = self.failure {
+            return failed_envelope(
+                self.tab,
+                cause,
+                self.result,
+                self.before,
+                self.recorder,
+                self.timing,
+            );
+        }
+        let virtual_end_ms = self.after.as_ref().map_or_else(
+            || {
+                self.before.virtual_start_ms
+                    + self.timing.parts.dispatch_ms
+                    + self.timing.parts.wait_ms
+            },
+            |s| s.virtual_time_ms,
+        );
+        let network = self.recorder.network_summary(options.network.as_ref());
+        let mut events = self.recorder.events;
+        // The scroll the action caused, unless the page went or a dialog
+        // holds it.
+        if !self.recorder.closed && !self.dialog_open {
+            events.extend(events::scroll_event(
+                self.tab,
+                &self.before.viewport,
+                &self.viewport,
+                kind.scroll_source,
+                virtual_end_ms,
+            ));
+        }
+        Envelope {
+            result: self.result,
+            screenshot_before: self.before.image,
+            screenshot_after: self.after,
+            scroll: ScrollState::from(&self.viewport),
+            network,
+            action_id: None,
+            data: None,
+            page_failure: None,
+            events,
+            timing: self.timing,
+        }
+    }
+}
+
+/// The envelope of an action whose page stopped answering: what it saw
+/// before, and a `renderer_unresponsive` event with the cause.
+fn failed_envelope(
+    tab: &str,
+    cause: String,
+    result: Value,
+    before: BeforeFrame,
+    recorder: Recorder,
+    timing: Timing,
+) -> Envelope {
+    let mut events = recorder.events;
     let virtual_time_ms = events
         .last()
-        .map_or(failed.timing.action_completed_ms, |e| e.virtual_time_ms);
+        .map_or(timing.action_completed_ms, |e| e.virtual_time_ms);
     events.push(crate::events::StampedEvent {
         event: crate::events::TabEvent::RendererUnresponsive(crate::events::TabFailure {
-            tab_id: failed.tab.to_string(),
-            cause: failed.cause.clone(),
+            tab_id: tab.to_string(),
+            cause: cause.clone(),
         }),
         virtual_time_ms,
     });
     Envelope {
-        result: failed.result,
-        screenshot_before: failed.before,
+        result,
+        screenshot_before: before.image,
         screenshot_after: None,
-        scroll: ScrollState::from(&failed.viewport),
+        scroll: ScrollState::from(&before.viewport),
         network: None,
         action_id: None,
         data: None,
-        page_failure: Some(failed.cause),
+        page_failure: Some(cause),
         events,
-        timing: failed.timing,
+        timing,
     }
 }
 

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::events::{Recorder, wait_for_settle};
 use super::{
-    ActionKind, ActionOptions, ActionTab, NavigationHint, POPUP_ATTACH_LIMIT, WaitClock,
-    finish_transitions, held_by_beforeunload,
+    ActionKind, ActionOptions, ActionTab, NavigationHint, POPUP_ATTACH_LIMIT, ScreenshotArea,
+    WaitClock, finish_transitions, held_by_beforeunload,
 };
 use crate::capture::{CachedFrame, CaptureOptions, CaptureTiming, Screenshot};
 use crate::clock::now_ms;
@@ -28,7 +28,24 @@ pub(super) struct Shots<'a> {
     pub(super) cursor: bool,
 }
 
-impl Shots<'_> {
+impl<'a> Shots<'a> {
+    /// The screenshots `options` ask of an action.
+    pub(super) fn for_action(
+        registry: &'a dyn PluginRegistry,
+        options: &ActionOptions,
+    ) -> Result<Shots<'a>> {
+        Ok(Shots {
+            registry,
+            markup: options.markup_tags(registry)?,
+            wanted: options.screenshot.area != ScreenshotArea::None,
+            clip: match &options.screenshot.area {
+                ScreenshotArea::Region(clip) => Some(*clip),
+                _ => None,
+            },
+            cursor: options.screenshot.cursor,
+        })
+    }
+
     fn options<T: ActionTab>(&self, tab: &T) -> CaptureOptions {
         CaptureOptions {
             clip: self.clip,
