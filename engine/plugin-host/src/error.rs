@@ -1,3 +1,6 @@
+//! The plugin host's errors: a manifest, a file, a plugin that failed to
+//! load or refused a call. Each names the plugin it is about.
+
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]

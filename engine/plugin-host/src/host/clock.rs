@@ -1,3 +1,6 @@
+//! `wabp:plugin/clock`: the wall clock, and sleeping (bounded by the
+//! call's deadline), granted by the `clock` capability.
+
 use std::time::Duration;
 
 use super::HostState;

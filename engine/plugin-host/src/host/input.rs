@@ -1,3 +1,6 @@
+//! `wabp:plugin/input`: clicks, keys and text as a person's input, granted
+//! by the `input` capability.
+
 use wabp_model::plugin::MouseButton as CoreButton;
 
 use super::{HostState, core_modifiers};

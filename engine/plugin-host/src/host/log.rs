@@ -1,3 +1,6 @@
+//! `wabp:plugin/log`: a plugin's log lines, bounded, under its name,
+//! granted by the `log` capability.
+
 use super::HostState;
 use crate::bindings::action::wabp::plugin::log::{Host, Level};
 use crate::manifest::Capability;

@@ -1,3 +1,6 @@
+//! `wabp:plugin/navigation`: navigating the tab, granted by the
+//! `navigation` capability; the engine's URL policy still applies.
+
 use super::HostState;
 use crate::bindings::action::wabp::plugin::navigation::Host;
 use crate::bindings::types::HostError;

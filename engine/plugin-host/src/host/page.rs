@@ -1,3 +1,6 @@
+//! `wabp:plugin/page`: reading the page (elements, their boxes, the
+//! viewport), granted by the `page` capability.
+
 use super::{HostState, wit_box};
 use crate::bindings::action::wabp::plugin::page::Host;
 use crate::bindings::types::{ElementBox, HostError, Located, Target, ViewportInfo};

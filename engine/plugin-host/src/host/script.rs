@@ -1,3 +1,6 @@
+//! `wabp:plugin/script`: running a script in the page, granted by the
+//! `script` capability.
+
 use super::HostState;
 use crate::bindings::action::wabp::plugin::script::Host;
 use crate::bindings::types::HostError;
