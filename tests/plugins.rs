@@ -41,6 +41,7 @@ fn setup(dir: &Path) {
         "test-markup",
         "test-wait",
         "test-pointer",
+        "test-counter",
     ] {
         install(krate, dir, krate);
     }
@@ -157,6 +158,47 @@ fn a_memory_hog_is_stopped_by_the_limit() {
             "{err}"
         );
         engine_still_serves(h, &id).await;
+    });
+}
+
+/// Calls share a warm instance (a global survives between them) until one
+/// traps; the next call gets a fresh instance, and `GET /plugins` says so.
+#[test]
+fn instances_are_reused_until_a_call_traps() {
+    let (h, _g) = harness();
+    block_on(async {
+        let id = h.tab_on("/second").await;
+        let count = |action: &'static str| {
+            let path = format!("/tabs/{id}/actions/{action}");
+            async move {
+                let (status, env) = h
+                    .post(&path, json!({ "screenshot": { "area": "none" } }))
+                    .await;
+                (status, env)
+            }
+        };
+        let (status, first) = count("count").await;
+        assert_eq!(status, 200, "{first}");
+        let first = first["result"]["calls"].as_u64().unwrap();
+        let (_, second) = count("count").await;
+        assert_eq!(
+            second["result"]["calls"].as_u64().unwrap(),
+            first + 1,
+            "the second call ran on the first call's instance: {second}"
+        );
+        let (status, err) = count("count_then_trap").await;
+        assert_eq!(status, 500, "{err}");
+        let (_, after) = count("count").await;
+        assert_eq!(
+            after["result"]["calls"], 1,
+            "a fresh instance after the trap: {after}"
+        );
+        let info = plugin_info(h, "test-counter").await.unwrap();
+        let instances = &info["instances"];
+        assert!(instances["reused"].as_u64().unwrap() >= 2, "{info}");
+        assert!(instances["discarded"].as_u64().unwrap() >= 1, "{info}");
+        assert!(instances["created"].as_u64().unwrap() >= 2, "{info}");
+        assert_eq!(instances["idle"], 1, "warm_instances = 1: {info}");
     });
 }
 

@@ -386,6 +386,23 @@ pub struct PluginInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_failure: Option<String>,
     pub loaded_at_ms: u64,
+    /// How the loaded version's instances have been used (absent when no
+    /// version is loaded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instances: Option<InstanceStats>,
+}
+
+/// A loaded plugin version's instances: made, reused, dropped, idle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct InstanceStats {
+    /// Instances made (the first call, concurrent calls, after a failure).
+    pub created: u64,
+    /// Calls that ran on a warm instance.
+    pub reused: u64,
+    /// Instances dropped after a trap, a missed deadline or a cancelled call.
+    pub discarded: u64,
+    /// Idle instances now.
+    pub idle: u64,
 }
 
 /// What an operation does, for approval policies.

@@ -8,6 +8,7 @@ pub mod error;
 mod host;
 mod loaded;
 pub mod manifest;
+mod pool;
 mod registry;
 mod runtime;
 mod watch;

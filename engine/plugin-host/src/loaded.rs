@@ -1,6 +1,6 @@
 //! A compiled, described plugin version, and the core plugin traits over it.
-//! Each call gets a fresh instance from the pre-instance (~10 µs), so a trap
-//! or a leak never outlives its call.
+//! Calls run on warm instances from the version's pool (`pool.rs`); a trap,
+//! a missed deadline or a cancelled call drops its instance.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -22,26 +22,33 @@ use crate::bindings::{self, types};
 use crate::error::{Error, Result};
 use crate::host::HostState;
 use crate::manifest::{Capability, Kind, Manifest};
+use crate::pool::{BoxFuture, Instantiate, Lease, Pool, Warm};
 use crate::runtime::{DEADLINE_TRAP, Runtime, limits};
+
+type ActionPool = Pool<bindings::action::ActionHandlerPre<HostState>>;
+type MarkupPool = Pool<bindings::markup::MarkupRendererPre<HostState>>;
+type WaitPool = Pool<bindings::wait::WaitHeuristicPre<HostState>>;
+type PolicyPool = Pool<bindings::policy::ApprovalPolicyPre<HostState>>;
+type InterceptorPool = Pool<bindings::interceptor::RequestInterceptorPre<HostState>>;
 
 pub enum Exports {
     Action {
-        pre: bindings::action::ActionHandlerPre<HostState>,
+        pool: ActionPool,
         specs: Vec<ActionSpec>,
     },
     Markup {
-        pre: bindings::markup::MarkupRendererPre<HostState>,
+        pool: MarkupPool,
         tags: Vec<String>,
     },
     Wait {
-        pre: bindings::wait::WaitHeuristicPre<HostState>,
+        pool: WaitPool,
         specs: Vec<WaitSpec>,
     },
     Policy {
-        pre: bindings::policy::ApprovalPolicyPre<HostState>,
+        pool: PolicyPool,
     },
     Interceptor {
-        pre: bindings::interceptor::RequestInterceptorPre<HostState>,
+        pool: InterceptorPool,
     },
 }
 
@@ -203,94 +210,88 @@ impl LoadedPlugin {
                 format!("does not fit the {} world: {e}", kind.as_str()),
             )
         };
+        let warm = plugin.manifest.warm_instances();
         let exports = match kind {
             Kind::Action => {
                 let pre = runtime
                     .action_linker
                     .instantiate_pre(&component)
                     .map_err(link_error)?;
-                let pre = bindings::action::ActionHandlerPre::new(pre).map_err(link_error)?;
-                let mut store = plugin.store(None);
+                let pool = Pool::new(
+                    bindings::action::ActionHandlerPre::new(pre).map_err(link_error)?,
+                    warm,
+                );
                 let described = plugin
-                    .guarded(&mut store, |store| {
-                        let pre = pre.clone();
-                        Box::pin(async move {
-                            let instance = pre.instantiate_async(&mut *store).await?;
-                            instance
-                                .wabp_plugin_action()
-                                .call_describe(&mut *store)
-                                .await
-                        })
+                    .call(&pool, None, |instance, store| {
+                        Box::pin(
+                            async move { instance.wabp_plugin_action().call_describe(store).await },
+                        )
                     })
                     .await
-                    .map_err(|f| {
-                        load_error(&plugin.name, format!("describe failed: {}", f.message))
-                    })?;
+                    .map_err(|f| describe_failed(&plugin.name, f))?;
                 let specs = action_specs(&plugin.name, described)?;
-                Exports::Action { pre, specs }
+                Exports::Action { pool, specs }
             }
             Kind::Markup => {
                 let pre = runtime
                     .markup_linker
                     .instantiate_pre(&component)
                     .map_err(link_error)?;
-                let pre = bindings::markup::MarkupRendererPre::new(pre).map_err(link_error)?;
-                let mut store = plugin.store(None);
+                let pool = Pool::new(
+                    bindings::markup::MarkupRendererPre::new(pre).map_err(link_error)?,
+                    warm,
+                );
                 let tags = plugin
-                    .guarded(&mut store, |store| {
-                        let pre = pre.clone();
-                        Box::pin(async move {
-                            let instance = pre.instantiate_async(&mut *store).await?;
-                            instance
-                                .wabp_plugin_markup()
-                                .call_describe(&mut *store)
-                                .await
-                        })
+                    .call(&pool, None, |instance, store| {
+                        Box::pin(
+                            async move { instance.wabp_plugin_markup().call_describe(store).await },
+                        )
                     })
                     .await
-                    .map_err(|f| {
-                        load_error(&plugin.name, format!("describe failed: {}", f.message))
-                    })?;
-                Exports::Markup { pre, tags }
+                    .map_err(|f| describe_failed(&plugin.name, f))?;
+                Exports::Markup { pool, tags }
             }
             Kind::Wait => {
                 let pre = runtime
                     .wait_linker
                     .instantiate_pre(&component)
                     .map_err(link_error)?;
-                let pre = bindings::wait::WaitHeuristicPre::new(pre).map_err(link_error)?;
-                let mut store = plugin.store(None);
+                let pool = Pool::new(
+                    bindings::wait::WaitHeuristicPre::new(pre).map_err(link_error)?,
+                    warm,
+                );
                 let described = plugin
-                    .guarded(&mut store, |store| {
-                        let pre = pre.clone();
-                        Box::pin(async move {
-                            let instance = pre.instantiate_async(&mut *store).await?;
-                            instance.wabp_plugin_wait().call_describe(&mut *store).await
-                        })
+                    .call(&pool, None, |instance, store| {
+                        Box::pin(
+                            async move { instance.wabp_plugin_wait().call_describe(store).await },
+                        )
                     })
                     .await
-                    .map_err(|f| {
-                        load_error(&plugin.name, format!("describe failed: {}", f.message))
-                    })?;
+                    .map_err(|f| describe_failed(&plugin.name, f))?;
                 let specs = wait_specs(&plugin.name, described)?;
-                Exports::Wait { pre, specs }
+                Exports::Wait { pool, specs }
             }
             Kind::Policy => {
                 let pre = runtime
                     .policy_linker
                     .instantiate_pre(&component)
                     .map_err(link_error)?;
-                let pre = bindings::policy::ApprovalPolicyPre::new(pre).map_err(link_error)?;
-                Exports::Policy { pre }
+                let pool = Pool::new(
+                    bindings::policy::ApprovalPolicyPre::new(pre).map_err(link_error)?,
+                    warm,
+                );
+                Exports::Policy { pool }
             }
             Kind::Interceptor => {
                 let pre = runtime
                     .interceptor_linker
                     .instantiate_pre(&component)
                     .map_err(link_error)?;
-                let pre =
-                    bindings::interceptor::RequestInterceptorPre::new(pre).map_err(link_error)?;
-                Exports::Interceptor { pre }
+                let pool = Pool::new(
+                    bindings::interceptor::RequestInterceptorPre::new(pre).map_err(link_error)?,
+                    warm,
+                );
+                Exports::Interceptor { pool }
             }
         };
         Ok(LoadedPlugin {
@@ -312,6 +313,21 @@ impl LoadedPlugin {
             Exports::Interceptor { .. } => vec!["interceptor".into()],
         }
     }
+
+    /// How this version's instances have been used.
+    pub fn instance_stats(&self) -> wabp_model::plugin::InstanceStats {
+        match &self.exports {
+            Exports::Action { pool, .. } => pool.stats(),
+            Exports::Markup { pool, .. } => pool.stats(),
+            Exports::Wait { pool, .. } => pool.stats(),
+            Exports::Policy { pool } => pool.stats(),
+            Exports::Interceptor { pool } => pool.stats(),
+        }
+    }
+}
+
+fn describe_failed(plugin: &str, failure: PluginFailure) -> Error {
+    load_error(plugin, format!("describe failed: {}", failure.message))
 }
 
 impl PluginBase {
@@ -325,8 +341,7 @@ impl PluginBase {
         ));
     }
 
-    fn store(&self, page: Option<Arc<dyn PageHost>>) -> Store<HostState> {
-        let deadline = Instant::now() + self.manifest.timeout();
+    fn store(&self, page: Option<Arc<dyn PageHost>>, deadline: Instant) -> Store<HostState> {
         self.runtime.store(HostState::new(
             self.name.clone(),
             self.grants.clone(),
@@ -373,14 +388,14 @@ impl PluginBase {
     async fn guarded<R>(
         &self,
         store: &mut Store<HostState>,
-        call: impl for<'s> FnOnce(
-            &'s mut Store<HostState>,
-        ) -> futures_boxed::BoxFuture<'s, wasmtime::Result<R>>,
+        deadline: Instant,
+        call: impl for<'s> FnOnce(&'s mut Store<HostState>) -> BoxFuture<'s, wasmtime::Result<R>>,
     ) -> std::result::Result<R, PluginFailure> {
         let limit = self.manifest.timeout();
-        store.data_mut().deadline = Instant::now() + limit;
+        store.data_mut().deadline = deadline;
         store.set_epoch_deadline(1);
-        match tokio::time::timeout(limit + Duration::from_millis(250), call(store)).await {
+        let timer = deadline.saturating_duration_since(Instant::now()) + Duration::from_millis(250);
+        match tokio::time::timeout(timer, call(store)).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(self.trap_failure(error)),
             Err(_) => Err(self.failure(
@@ -388,6 +403,55 @@ impl PluginBase {
                 format!("stopped: exceeded its {} ms deadline", limit.as_millis()),
             )),
         }
+    }
+
+    /// An instance for one call: a warm one bound to `page`, or a new one
+    /// made within the call's deadline.
+    async fn lease<'p, P: Instantiate>(
+        &self,
+        pool: &'p Pool<P>,
+        page: Option<Arc<dyn PageHost>>,
+        deadline: Instant,
+    ) -> std::result::Result<Lease<'p, P>, PluginFailure> {
+        if let Some(mut warm) = pool.take() {
+            warm.store.data_mut().page = page;
+            return Ok(Lease::new(pool, warm));
+        }
+        let mut store = self.store(page, deadline);
+        let instance = self
+            .guarded(&mut store, deadline, |store| pool.pre.instantiate(store))
+            .await?;
+        pool.note_created();
+        Ok(Lease::new(
+            pool,
+            Warm {
+                store,
+                instance: Arc::new(instance),
+            },
+        ))
+    }
+
+    /// One call on an instance of `pool`, under the manifest's deadline
+    /// (instantiation included); the instance goes back warm if the call
+    /// returned, even with a plugin error.
+    async fn call<P: Instantiate, R>(
+        &self,
+        pool: &Pool<P>,
+        page: Option<Arc<dyn PageHost>>,
+        call: impl for<'s> FnOnce(
+            Arc<P::Instance>,
+            &'s mut Store<HostState>,
+        ) -> BoxFuture<'s, wasmtime::Result<R>>,
+    ) -> std::result::Result<R, PluginFailure> {
+        let deadline = Instant::now() + self.manifest.timeout();
+        let mut lease = self.lease(pool, page, deadline).await?;
+        let warm = lease.warm();
+        let instance = warm.instance.clone();
+        let value = self
+            .guarded(&mut warm.store, deadline, |store| call(instance, store))
+            .await?;
+        lease.succeeded();
+        Ok(value)
     }
 
     fn plugin_error(&self, e: types::PluginError) -> PluginFailure {
@@ -408,10 +472,6 @@ impl PluginBase {
     }
 }
 
-mod futures_boxed {
-    pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-}
-
 #[async_trait]
 impl ActionHandler for LoadedPlugin {
     fn plugin_name(&self) -> &str {
@@ -425,10 +485,9 @@ impl ActionHandler for LoadedPlugin {
         context: ActionContext,
         host: Arc<dyn PageHost>,
     ) -> std::result::Result<Value, PluginFailure> {
-        let Exports::Action { pre, .. } = &self.exports else {
+        let Exports::Action { pool, .. } = &self.exports else {
             return Err(self.failure(ErrorCode::Internal, "not an action plugin"));
         };
-        let pre = pre.clone();
         let params = params.to_string();
         let action = action.to_string();
         let ctx = bindings::action::exports::wabp::plugin::action::ActionContext {
@@ -436,14 +495,12 @@ impl ActionHandler for LoadedPlugin {
             pointer_x: context.pointer.0,
             pointer_y: context.pointer.1,
         };
-        let mut store = self.store(Some(host));
         let outcome = self
-            .guarded(&mut store, |store| {
+            .call(pool, Some(host), |instance, store| {
                 Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
                     instance
                         .wabp_plugin_action()
-                        .call_run(&mut *store, &action, &params, &ctx)
+                        .call_run(store, &action, &params, &ctx)
                         .await
                 })
             })
@@ -480,10 +537,9 @@ impl MarkupRenderer for LoadedPlugin {
         elements: &[MarkupElement],
     ) -> std::result::Result<Vec<Shape>, PluginFailure> {
         use bindings::markup::exports::wabp::plugin::markup as m;
-        let Exports::Markup { pre, .. } = &self.exports else {
+        let Exports::Markup { pool, .. } = &self.exports else {
             return Err(self.failure(ErrorCode::Internal, "not a markup plugin"));
         };
-        let pre = pre.clone();
         let tags = tags.to_vec();
         let elements: Vec<m::Element> = elements
             .iter()
@@ -515,14 +571,12 @@ impl MarkupRenderer for LoadedPlugin {
                 }
             })
             .collect();
-        let mut store = self.store(None);
         let outcome = self
-            .guarded(&mut store, |store| {
+            .call(pool, None, |instance, store| {
                 Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
                     instance
                         .wabp_plugin_markup()
-                        .call_render(&mut *store, &tags, viewport.0, viewport.1, &elements)
+                        .call_render(store, &tags, viewport.0, viewport.1, &elements)
                         .await
                 })
             })
@@ -574,10 +628,27 @@ fn wit_decision(d: bindings::wait::exports::wabp::plugin::wait::Decision) -> Wai
     }
 }
 
+/// One wait: its instance is held from `begin` to the last `poll`, then
+/// goes back to the pool unless a poll failed or was cancelled.
 struct PluginWaitSession {
     plugin: Arc<LoadedPlugin>,
-    store: Store<HostState>,
-    instance: Arc<bindings::wait::WaitHeuristic>,
+    warm: Option<Warm<bindings::wait::WaitHeuristic>>,
+    /// False while a poll runs and after one failed.
+    reusable: bool,
+}
+
+impl Drop for PluginWaitSession {
+    fn drop(&mut self) {
+        let (Some(warm), Exports::Wait { pool, .. }) = (self.warm.take(), &self.plugin.exports)
+        else {
+            return;
+        };
+        if self.reusable {
+            pool.give_back(warm);
+        } else {
+            pool.discard(warm);
+        }
+    }
 }
 
 #[async_trait]
@@ -605,18 +676,24 @@ impl WaitSession for PluginWaitSession {
                 WaitSignal::DialogOpened => Signal::DialogOpened,
             })
             .collect();
-        let instance = self.instance.clone();
         let plugin = self.plugin.clone();
+        let Some(warm) = self.warm.as_mut() else {
+            return Err(plugin.failure(ErrorCode::Internal, "wait session already ended"));
+        };
+        let instance = warm.instance.clone();
+        let deadline = Instant::now() + plugin.manifest.timeout();
+        self.reusable = false;
         let decision = plugin
-            .guarded(&mut self.store, |store| {
+            .guarded(&mut warm.store, deadline, |store| {
                 Box::pin(async move {
                     instance
                         .wabp_plugin_wait()
-                        .call_poll(&mut *store, &signals, elapsed_ms)
+                        .call_poll(store, &signals, elapsed_ms)
                         .await
                 })
             })
             .await?;
+        self.reusable = true;
         Ok(wit_decision(decision))
     }
 }
@@ -636,30 +713,32 @@ impl WaitHeuristic for WaitPlugin {
         params: Value,
     ) -> std::result::Result<(Box<dyn WaitSession>, WaitDecision), PluginFailure> {
         let plugin = &self.0;
-        let Exports::Wait { pre, .. } = &plugin.exports else {
+        let Exports::Wait { pool, .. } = &plugin.exports else {
             return Err(plugin.failure(ErrorCode::Internal, "not a wait plugin"));
         };
-        let pre = pre.clone();
-        let mut store = plugin.store(None);
         let (name, params) = (wait_type.to_string(), params.to_string());
-        let (instance, outcome) = plugin
-            .guarded(&mut store, |store| {
+        let deadline = Instant::now() + plugin.manifest.timeout();
+        let mut lease = plugin.lease(pool, None, deadline).await?;
+        let warm = lease.warm();
+        let instance = warm.instance.clone();
+        let outcome = plugin
+            .guarded(&mut warm.store, deadline, |store| {
                 Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
-                    let outcome = instance
+                    instance
                         .wabp_plugin_wait()
-                        .call_begin(&mut *store, &name, &params)
-                        .await?;
-                    Ok((instance, outcome))
+                        .call_begin(store, &name, &params)
+                        .await
                 })
             })
             .await?;
+        lease.succeeded();
+        // A refused `begin` hands its instance back with the lease.
         let decision = outcome.map_err(|e| plugin.plugin_error(e))?;
         Ok((
             Box::new(PluginWaitSession {
                 plugin: plugin.clone(),
-                store,
-                instance: Arc::new(instance),
+                warm: Some(lease.keep()),
+                reusable: true,
             }),
             wit_decision(decision),
         ))
@@ -683,10 +762,9 @@ impl ApprovalPolicy for PolicyPlugin {
     ) -> std::result::Result<Verdict, PluginFailure> {
         use bindings::policy::exports::wabp::plugin::policy as wit;
         let plugin = &self.0;
-        let Exports::Policy { pre } = &plugin.exports else {
+        let Exports::Policy { pool } = &plugin.exports else {
             return Err(plugin.failure(ErrorCode::Internal, "not a policy plugin"));
         };
-        let pre = pre.clone();
         let request = wit::Request {
             category: match request.category {
                 Category::Navigation => wit::Category::Navigation,
@@ -702,14 +780,12 @@ impl ApprovalPolicy for PolicyPlugin {
             user: request.user.clone(),
         };
         let settings = settings.to_string();
-        let mut store = plugin.store(None);
         let answer = plugin
-            .guarded(&mut store, |store| {
+            .call(pool, None, |instance, store| {
                 Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
                     instance
                         .wabp_plugin_policy()
-                        .call_decide(&mut *store, &settings, &request)
+                        .call_decide(store, &settings, &request)
                         .await
                 })
             })
@@ -747,10 +823,9 @@ impl RequestInterceptor for InterceptorPlugin {
     ) -> std::result::Result<InterceptOutcome, PluginFailure> {
         use bindings::interceptor::exports::wabp::plugin::interceptor as wit;
         let plugin = &self.0;
-        let Exports::Interceptor { pre } = &plugin.exports else {
+        let Exports::Interceptor { pool } = &plugin.exports else {
             return Err(plugin.failure(ErrorCode::Internal, "not an interceptor plugin"));
         };
-        let pre = pre.clone();
         let headers = |list: &[(String, String)]| -> Vec<wit::Header> {
             list.iter()
                 .map(|(name, value)| wit::Header {
@@ -767,14 +842,12 @@ impl RequestInterceptor for InterceptorPlugin {
             tab_url: request.tab_url.clone(),
             user: request.user.clone(),
         };
-        let mut store = plugin.store(None);
         let answer = plugin
-            .guarded(&mut store, |store| {
+            .call(pool, None, |instance, store| {
                 Box::pin(async move {
-                    let instance = pre.instantiate_async(&mut *store).await?;
                     instance
                         .wabp_plugin_interceptor()
-                        .call_intercept(&mut *store, &request)
+                        .call_intercept(store, &request)
                         .await
                 })
             })

@@ -69,8 +69,11 @@ impl Capability {
 pub struct Limits {
     /// Per-call deadline.
     pub timeout_ms: Option<u64>,
-    /// Per-call memory limit.
+    /// Memory limit of one instance (a warm instance keeps what it grew).
     pub memory_mb: Option<u64>,
+    /// Idle instances kept warm between calls (0: a fresh instance for
+    /// every call). Default 4, at most 16.
+    pub warm_instances: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -94,6 +97,10 @@ fn default_component() -> String {
 }
 
 pub const DEFAULT_MEMORY_MB: u64 = 64;
+/// Idle instances a plugin keeps unless its manifest says otherwise.
+pub const DEFAULT_WARM_INSTANCES: u32 = 4;
+/// The most idle instances a manifest may ask for.
+pub const MAX_WARM_INSTANCES: u32 = 16;
 
 impl Manifest {
     pub fn parse(text: &str) -> Result<Manifest> {
@@ -148,6 +155,15 @@ impl Manifest {
             .unwrap_or(DEFAULT_MEMORY_MB) as usize)
             << 20
     }
+
+    /// How many idle instances to keep between calls.
+    pub fn warm_instances(&self) -> usize {
+        self.limits
+            .as_ref()
+            .and_then(|l| l.warm_instances)
+            .unwrap_or(DEFAULT_WARM_INSTANCES)
+            .min(MAX_WARM_INSTANCES) as usize
+    }
 }
 
 #[cfg(test)]
@@ -159,6 +175,17 @@ mod tests {
         let m = Manifest::parse("name = \"a\"\nversion = \"1\"\nkind = \"action\"\ncapabilities = [\"input\", \"log\"]\n[limits]\ntimeout_ms = 5").unwrap();
         assert!(m.grants(Capability::Input) && !m.grants(Capability::Script));
         assert_eq!(m.timeout().as_millis(), 5);
+        assert_eq!(m.warm_instances(), DEFAULT_WARM_INSTANCES as usize);
+        let cold = Manifest::parse(
+            "name = \"a\"\nversion = \"1\"\nkind = \"policy\"\n[limits]\nwarm_instances = 0",
+        )
+        .unwrap();
+        assert_eq!(cold.warm_instances(), 0);
+        let greedy = Manifest::parse(
+            "name = \"a\"\nversion = \"1\"\nkind = \"policy\"\n[limits]\nwarm_instances = 900",
+        )
+        .unwrap();
+        assert_eq!(greedy.warm_instances(), MAX_WARM_INSTANCES as usize);
         assert!(Manifest::parse("name = \"a\"\nversion = \"1\"\nkind = \"bogus\"").is_err());
         assert!(Manifest::parse("name = \"a b\"\nversion = \"1\"\nkind = \"wait\"").is_err());
         assert!(

@@ -385,6 +385,7 @@ impl PluginRegistry for Registry {
                         .as_ref()
                         .and_then(|a| a.last_failure.lock().clone()),
                     loaded_at_ms: slot.loaded_at_ms,
+                    instances: slot.active.as_ref().map(|a| a.instance_stats()),
                 }
             })
             .collect()
