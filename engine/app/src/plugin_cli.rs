@@ -174,6 +174,17 @@ pub enum PluginCliError {
     /// The engine would refuse the component (an ungranted import, a
     /// `describe` that fails, a kind that doesn't match the exports).
     Refused(String),
+    /// A tool a build needs (Node.js, npm) is missing or too old.
+    MissingTool(String),
+    /// A build step (type check, bundling, componentize, an install) failed.
+    StepFailed {
+        /// What the step does.
+        step: String,
+        /// Its exit status, or why it was stopped.
+        status: String,
+        /// The end of its output.
+        output_tail: String,
+    },
 }
 
 impl fmt::Display for PluginCliError {
@@ -197,7 +208,7 @@ impl fmt::Display for PluginCliError {
             ),
             PluginCliError::NoCrate(dir) => write!(
                 f,
-                "no Cargo.toml in {}: give the plugin crate's folder (`wabp plugin new NAME --kind action` makes one)",
+                "no Cargo.toml, src/plugin.ts or src/plugin.js in {}: give the plugin's folder (`wabp plugin new NAME --kind action [--lang ts]` makes one)",
                 dir.display()
             ),
             PluginCliError::NoManifest(dir) => write!(
@@ -237,6 +248,15 @@ impl fmt::Display for PluginCliError {
                 path.display()
             ),
             PluginCliError::Refused(m) => write!(f, "the engine would refuse this plugin: {m}"),
+            PluginCliError::MissingTool(m) => write!(f, "{m}"),
+            PluginCliError::StepFailed {
+                step,
+                status,
+                output_tail,
+            } => write!(
+                f,
+                "{step} failed ({status}); the end of its output:\n{output_tail}"
+            ),
         }
     }
 }
@@ -324,9 +344,11 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
 }
 
 mod build;
+pub mod js;
 mod scaffold;
 #[cfg(test)]
 mod tests;
+mod tool;
 
-pub use build::{BuildOptions, Built, build_plugin};
+pub use build::{BuildOptions, Built, Language, build_plugin};
 pub use scaffold::{Created, check_name, new_plugin};

@@ -14,6 +14,7 @@ use wabp_plugin_host::{Manifest, Registry};
 
 use super::{
     DEFAULT_BUILD_TIMEOUT, DEFAULT_PLUGIN_DIR, PluginCliError, STDERR_TAIL_LINES, TARGET, io_error,
+    js,
 };
 
 /// How `build_plugin` builds and installs.
@@ -68,15 +69,37 @@ pub struct Built {
     pub build_time: Duration,
 }
 
-/// Builds the crate for wasm32-wasip2 (release), loads the component the way
+/// What a plugin folder is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    /// A crate: Cargo.toml.
+    Rust,
+    /// `src/plugin.ts` or `src/plugin.js`.
+    Js(js::Flavour),
+}
+
+impl Language {
+    /// Tells a plugin folder's language by its files.
+    pub fn of(dir: &Path) -> Option<Language> {
+        if dir.join("Cargo.toml").is_file() {
+            Some(Language::Rust)
+        } else if dir.join(js::Flavour::TypeScript.entry()).is_file() {
+            Some(Language::Js(js::Flavour::TypeScript))
+        } else if dir.join(js::Flavour::JavaScript.entry()).is_file() {
+            Some(Language::Js(js::Flavour::JavaScript))
+        } else {
+            None
+        }
+    }
+}
+
+/// Builds the plugin (a crate for wasm32-wasip2 in release, or a TypeScript
+/// or JavaScript folder through its toolchain), loads the component the way
 /// the engine will (grants, exports, `describe`), then installs the `.wasm`
 /// and `plugin.toml` into `install_dir/<name>/`.
 pub async fn build_plugin(options: &BuildOptions) -> Result<Built, PluginCliError> {
     let dir = &options.crate_dir;
-    let cargo_toml = dir.join("Cargo.toml");
-    if !cargo_toml.is_file() {
-        return Err(PluginCliError::NoCrate(dir.clone()));
-    }
+    let language = Language::of(dir).ok_or_else(|| PluginCliError::NoCrate(dir.clone()))?;
     let manifest_path = dir.join("plugin.toml");
     if !manifest_path.is_file() {
         return Err(PluginCliError::NoManifest(dir.clone()));
@@ -87,25 +110,39 @@ pub async fn build_plugin(options: &BuildOptions) -> Result<Built, PluginCliErro
         path: manifest_path.clone(),
         error: e.to_string(),
     })?;
-    let cargo_toml = std::fs::canonicalize(&cargo_toml).map_err(io_error(&cargo_toml))?;
 
     let started = Instant::now();
-    let cargo_options = options.clone();
-    let component = tokio::task::spawn_blocking(move || run_cargo(&cargo_options, &cargo_toml))
-        .await
-        .map_err(|e| PluginCliError::Invalid(format!("build task failed: {e}")))??;
+    let component = match language {
+        Language::Rust => {
+            let cargo_toml = dir.join("Cargo.toml");
+            let cargo_toml = std::fs::canonicalize(&cargo_toml).map_err(io_error(&cargo_toml))?;
+            let cargo_options = options.clone();
+            let component =
+                tokio::task::spawn_blocking(move || run_cargo(&cargo_options, &cargo_toml))
+                    .await
+                    .map_err(|e| PluginCliError::Invalid(format!("build task failed: {e}")))??;
+            let built_name = component
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if built_name != manifest.component {
+                return Err(PluginCliError::ComponentMismatch {
+                    manifest: manifest.component.clone(),
+                    built: built_name,
+                });
+            }
+            component
+        }
+        Language::Js(flavour) => {
+            let plugin = std::fs::canonicalize(dir).map_err(io_error(dir))?;
+            let (manifest, echo) = (manifest.clone(), options.echo);
+            tokio::task::spawn_blocking(move || js::build(&plugin, &manifest, flavour, echo))
+                .await
+                .map_err(|e| PluginCliError::Invalid(format!("build task failed: {e}")))??
+        }
+    };
     let build_time = started.elapsed();
 
-    let built_name = component
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if built_name != manifest.component {
-        return Err(PluginCliError::ComponentMismatch {
-            manifest: manifest.component.clone(),
-            built: built_name,
-        });
-    }
     let bytes = std::fs::read(&component).map_err(io_error(&component))?;
     // A core module is `\0asm` version 1; a component has layer 1 in bytes 6..8.
     if bytes.len() < 8 || &bytes[0..4] != b"\0asm" || bytes[6..8] != [1, 0] {
