@@ -706,6 +706,26 @@ fn scaffolded_plugins_of_every_kind_build_load_and_run() {
     });
     assert_eq!(built[0].provides, vec!["scaffold_markup"]);
     assert_eq!(built[1].provides, vec!["scaffold_wait"]);
+    // Policies and interceptors act on every tab of the shared engine: built
+    // and load-checked only.
+    block_on(async {
+        for (name, kind, provides) in [
+            ("scaffold-policy", PluginKind::Policy, "policy"),
+            (
+                "scaffold-interceptor",
+                PluginKind::Interceptor,
+                "interceptor",
+            ),
+        ] {
+            let dir = outside.join(name);
+            plugin_cli::new_plugin(name, kind, &dir, &SdkSource::Path(repo().to_path_buf()))
+                .unwrap();
+            let built = plugin_cli::build_plugin(&build_options(&dir, None))
+                .await
+                .unwrap_or_else(|e| panic!("building {name}: {e}"));
+            assert_eq!(built.provides, vec![provides]);
+        }
+    });
 
     block_on(async {
         wait_loaded(h, "scaffold-action", "scaffold_action_click").await;
@@ -765,6 +785,243 @@ fn scaffolded_plugins_of_every_kind_build_load_and_run() {
         h.delete(&format!("/tabs/{tab}")).await;
     });
     let _ = std::fs::remove_dir_all(&scaffolds);
+}
+
+/// The TypeScript toolchain's cache, kept in target/ across runs.
+fn toolchains() -> PathBuf {
+    repo().join("target").join("toolchains")
+}
+
+/// `wabp plugin ARGS...` through the binary, with the test toolchain cache.
+fn wabp_plugin(args: &[&str], extra: &[&Path]) -> (bool, String) {
+    run_bounded(
+        Command::new(env!("CARGO_BIN_EXE_wabp"))
+            .arg("plugin")
+            .args(args)
+            .args(extra)
+            .env("WABP_TOOLCHAINS", toolchains()),
+        BUILD_LIMIT,
+    )
+}
+
+/// `wabp plugin new --lang ts` of every kind, built through the binary (the
+/// toolchain installed on first use), loaded by the running engine and
+/// called: the same behaviour as the Rust scaffolds. Type errors and
+/// ungranted capabilities stop the build and say where.
+#[test]
+fn typescript_scaffolds_of_every_kind_build_load_and_run() {
+    let (h, _g) = shared();
+    let scaffolds = common::temp_dir("ts-scaffolds");
+    let plugins = h.server.plugin_dir.clone();
+    let mut provides = Vec::new();
+    for kind in ["action", "markup", "wait", "policy", "interceptor"] {
+        let name = format!("ts-scaffold-{kind}");
+        let dir = scaffolds.join(&name);
+        let (ok, out) = wabp_plugin(
+            &["new", &name, "--lang", "ts", "--kind", kind, "--dir"],
+            &[&dir],
+        );
+        assert!(ok, "{out}");
+        for file in [
+            "plugin.toml",
+            "package.json",
+            "tsconfig.json",
+            "src/plugin.ts",
+            "README.md",
+        ] {
+            assert!(dir.join(file).is_file(), "{kind}: {file} scaffolded");
+        }
+        // Policies and interceptors act on every tab: only the interceptor
+        // is installed, below, and removed again.
+        let install = matches!(kind, "action" | "markup" | "wait");
+        let (ok, out) = if install {
+            wabp_plugin(&["build"], &[&dir, Path::new("--install-dir"), &plugins])
+        } else {
+            wabp_plugin(&["build", "--no-install"], &[&dir])
+        };
+        assert!(ok, "{kind}: {out}");
+        assert!(
+            dir.join("wabp/index.ts").is_file() && dir.join("wabp/types").is_dir(),
+            "the SDK and bindings written"
+        );
+        provides.push(
+            out.lines()
+                .find(|l| l.contains("provides:"))
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        );
+    }
+    assert_eq!(
+        provides,
+        [
+            "provides: ts_scaffold_action_click",
+            "provides: ts_scaffold_markup",
+            "provides: ts_scaffold_wait",
+            "provides: policy",
+            "provides: interceptor"
+        ]
+    );
+    let js = scaffolds.join("js-scaffold-action");
+    let (ok, out) = wabp_plugin(
+        &[
+            "new",
+            "js-scaffold-action",
+            "--lang",
+            "js",
+            "--kind",
+            "action",
+            "--dir",
+        ],
+        &[&js],
+    );
+    assert!(ok, "{out}");
+    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[&js]);
+    assert!(
+        ok && out.contains("provides: js_scaffold_action_click"),
+        "{out}"
+    );
+
+    block_on(async {
+        wait_loaded(h, "ts-scaffold-action", "ts_scaffold_action_click").await;
+        wait_loaded(h, "ts-scaffold-markup", "ts_scaffold_markup").await;
+        wait_loaded(h, "ts-scaffold-wait", "ts_scaffold_wait").await;
+        let tab = tab_at(h, &format!("{}/buttons.html", site())).await;
+
+        let (status, env) = action(
+            h,
+            &tab,
+            "ts_scaffold_action_click",
+            json!({ "selector": "#far" }),
+        )
+        .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["result"]["clicked"], "button", "{env}");
+        assert_eq!(
+            h.eval(&tab, "document.querySelector('#out').textContent")
+                .await,
+            "clicked far"
+        );
+        let (status, err) = action(
+            h,
+            &tab,
+            "ts_scaffold_action_click",
+            json!({ "selector": "#none" }),
+        )
+        .await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (404, Some("SELECTOR_NOT_FOUND")),
+            "a host error keeps its code: {err}"
+        );
+        let (status, err) = action(
+            h,
+            &tab,
+            "ts_scaffold_action_click",
+            json!({ "selector": "" }),
+        )
+        .await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (400, Some("INVALID_REQUEST")),
+            "a PluginError keeps its code: {err}"
+        );
+        assert!(
+            err["error"].as_str().unwrap().contains("non-empty"),
+            "{err}"
+        );
+
+        h.eval(&tab, "window.scrollTo(0, 0)").await;
+        let plain = screenshot(h, &tab, &[]).await;
+        let marked = screenshot(h, &tab, &["ts_scaffold_markup"]).await;
+        let pink = [219, 39, 119];
+        assert!(!near(pixel(&plain, 200, 100), pink));
+        assert!(
+            near(pixel(&marked, 200, 100), pink),
+            "button outlined: {:?}",
+            pixel(&marked, 200, 100)
+        );
+
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": 5, "y": 5, "screenshot": { "area": "none" }, "wait_until": { "type": "ts_scaffold_wait", "max_ms": 300 } }),
+            )
+            .await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["timing"]["wait_reason"], "max_ms", "{env}");
+        h.delete(&format!("/tabs/{tab}")).await;
+
+        // The interceptor: analytics blocked, Sec-GPC sent; then unloaded.
+        let (ok, out) = wabp_plugin(
+            &["build"],
+            &[
+                &scaffolds.join("ts-scaffold-interceptor"),
+                Path::new("--install-dir"),
+                &plugins,
+            ],
+        );
+        assert!(ok, "{out}");
+        wait_loaded(h, "ts-scaffold-interceptor", "interceptor").await;
+        let tab = tab_at(h, &format!("{}/tracked.html", site())).await;
+        let results = common::eventually(Duration::from_secs(10), || async {
+            let (_, body) = h
+                .post(
+                    &format!("/tabs/{tab}/execute"),
+                    json!({ "script": "window.results" }),
+                )
+                .await;
+            let results = body["result"]["value"].clone();
+            (results["tag"].is_string()
+                && results["beacon"].is_string()
+                && results["gpc"].is_string())
+            .then_some(results)
+        })
+        .await
+        .expect("the page's requests all ended");
+        assert_eq!(
+            results,
+            json!({ "tag": "failed", "beacon": "blocked", "gpc": "1" })
+        );
+        h.delete(&format!("/tabs/{tab}")).await;
+        std::fs::remove_dir_all(plugins.join("ts-scaffold-interceptor")).unwrap();
+        common::eventually(LOAD_LIMIT, || async {
+            let (_, list) = h.get("/plugins").await;
+            (!list.to_string().contains("ts-scaffold-interceptor")).then_some(())
+        })
+        .await
+        .expect("the interceptor unloads");
+    });
+
+    // A type error stops the build before anything is made, naming the line.
+    let action_dir = scaffolds.join("ts-scaffold-action");
+    let source = std::fs::read_to_string(action_dir.join("src/plugin.ts")).unwrap();
+    std::fs::write(
+        action_dir.join("src/plugin.ts"),
+        source.replace("click(target.x, target.y);", "click(target.x, \"down\");"),
+    )
+    .unwrap();
+    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[&action_dir]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("type check")
+            && out.contains("src/plugin.ts(")
+            && out.contains("error TS2345"),
+        "{out}"
+    );
+    // A capability plugin.toml does not grant is refused by name.
+    std::fs::write(
+        action_dir.join("src/plugin.ts"),
+        source.replace("import { click } from \"@wabp/plugin/input\";", "import { click } from \"@wabp/plugin/input\";\nimport { evaluate } from \"@wabp/plugin/script\";")
+            .replace("click(target.x, target.y);", "click(target.x, target.y);\n      evaluate(\"1\");"),
+    )
+    .unwrap();
+    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[&action_dir]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("wabp:plugin/script") && out.contains("add \"script\" to capabilities"),
+        "{out}"
+    );
 }
 
 #[test]

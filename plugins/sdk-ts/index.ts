@@ -183,10 +183,10 @@ export function rgba(r: number, g: number, b: number, a = 255): Color {
   return { r, g, b, a };
 }
 
-/** A rectangle outline, `width` px wide. */
-export function outline(rect: Rect, stroke: Color, width = 2, dash: number[] = []): Shape {
+/** A rectangle outline, `width` px wide, dashed if `dash` has lengths, filled if `fill` is given. */
+export function outline(rect: Rect, stroke: Color, width = 2, dash: number[] = [], fill?: Color): Shape {
   // A plain array: the runtime takes one for any list (the bindings say Float32Array).
-  return { tag: "rect", val: { rect, stroke, strokeWidth: width, fill: undefined, dash: dash as unknown as Float32Array } };
+  return { tag: "rect", val: { rect, stroke, strokeWidth: width, fill, dash: dash as unknown as Float32Array } };
 }
 
 /** A text label with its top-left corner at (x, y). */

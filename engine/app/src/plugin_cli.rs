@@ -22,9 +22,9 @@ const STDERR_TAIL_LINES: usize = 30;
 /// `wabp plugin ...`.
 #[derive(clap::Subcommand, Debug)]
 pub enum PluginCommand {
-    /// Create a plugin crate: Cargo.toml, plugin.toml, src/lib.rs with a working example.
+    /// Create a plugin: plugin.toml and a working example, in Rust (a crate), TypeScript or JavaScript.
     New(NewArgs),
-    /// Build a plugin crate for wasm32-wasip2 and install it where the engine picks it up.
+    /// Build a plugin folder into a component, check that it loads, and install it where the engine picks it up.
     Build(BuildArgs),
 }
 
@@ -34,9 +34,13 @@ pub struct NewArgs {
     /// Plugin name (lower-case letters, digits, '-' and '_'; starts with a letter):
     /// the crate, manifest and folder name.
     pub name: String,
-    /// What the plugin provides: named actions, screenshot markup, or a wait type.
+    /// What the plugin provides: named actions, screenshot markup, a wait
+    /// type, an approval policy or a request interceptor.
     #[arg(long, value_enum)]
     pub kind: PluginKind,
+    /// The language to write it in.
+    #[arg(long, value_enum, default_value = "rust")]
+    pub lang: PluginLang,
     /// Where to create the crate. Default: ./NAME.
     #[arg(long, value_name = "PATH")]
     pub dir: Option<PathBuf>,
@@ -84,6 +88,10 @@ pub enum PluginKind {
     Markup,
     /// A wait type for `wait_until`.
     Wait,
+    /// An approval policy, asked before every operation.
+    Policy,
+    /// A request interceptor, asked about the tabs' requests.
+    Interceptor,
 }
 
 impl PluginKind {
@@ -93,8 +101,21 @@ impl PluginKind {
             PluginKind::Action => "action",
             PluginKind::Markup => "markup",
             PluginKind::Wait => "wait",
+            PluginKind::Policy => "policy",
+            PluginKind::Interceptor => "interceptor",
         }
     }
+}
+
+/// The language `wabp plugin new` scaffolds in.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PluginLang {
+    /// A Rust crate for wasm32-wasip2, on the `wabp-plugin-sdk` crate.
+    Rust,
+    /// TypeScript, type-checked, on the `@wabp/plugin` SDK.
+    Ts,
+    /// JavaScript, on the `@wabp/plugin` SDK.
+    Js,
 }
 
 /// Where the scaffolded crate gets the SDK from.
@@ -283,7 +304,15 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
                 (None, None) => SdkSource::Auto,
             };
             let dir = args.dir.unwrap_or_else(|| PathBuf::from(&args.name));
-            let created = new_plugin(&args.name, args.kind, &dir, &sdk)?;
+            let created = match args.lang {
+                PluginLang::Rust => new_plugin(&args.name, args.kind, &dir, &sdk)?,
+                PluginLang::Ts => {
+                    new_js_plugin(&args.name, args.kind, &dir, js::Flavour::TypeScript)?
+                }
+                PluginLang::Js => {
+                    new_js_plugin(&args.name, args.kind, &dir, js::Flavour::JavaScript)?
+                }
+            };
             println!(
                 "created {} plugin {} in {}",
                 args.kind.as_str(),
@@ -292,7 +321,12 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
             );
             println!("  SDK: {}", created.sdk);
             println!("next:");
-            println!("  edit {}", dir.join("src").join("lib.rs").display());
+            let source = match args.lang {
+                PluginLang::Rust => "src/lib.rs",
+                PluginLang::Ts => js::Flavour::TypeScript.entry(),
+                PluginLang::Js => js::Flavour::JavaScript.entry(),
+            };
+            println!("  edit {}", dir.join(source).display());
             println!(
                 "  wabp plugin build {}    # builds, checks and installs into {DEFAULT_PLUGIN_DIR}",
                 dir.display()
@@ -309,6 +343,12 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
                 PluginKind::Wait => println!(
                     "  curl http://127.0.0.1:8222/api/v1/tabs/$TAB/click --json '{{\"x\": 10, \"y\": 10, \"wait_until\": {{\"type\": \"{}\"}}}}'",
                     created.provides
+                ),
+                PluginKind::Policy => println!(
+                    "  curl http://127.0.0.1:8222/api/v1/plugins    # asked before every operation once loaded"
+                ),
+                PluginKind::Interceptor => println!(
+                    "  curl http://127.0.0.1:8222/api/v1/plugins    # asked about every request once loaded"
                 ),
             }
             Ok(())
@@ -351,4 +391,4 @@ mod tests;
 mod tool;
 
 pub use build::{BuildOptions, Built, Language, build_plugin};
-pub use scaffold::{Created, check_name, new_plugin};
+pub use scaffold::{Created, check_name, new_js_plugin, new_plugin};

@@ -4,7 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{PluginCliError, PluginKind, SDK_PACKAGE, SdkSource, TARGET, io_error};
+use super::{PluginCliError, PluginKind, SDK_PACKAGE, SdkSource, TARGET, io_error, js};
 
 /// What `new_plugin` made.
 #[derive(Debug, Clone)]
@@ -41,53 +41,19 @@ pub fn new_plugin(
     sdk: &SdkSource,
 ) -> Result<Created, PluginCliError> {
     check_name(name)?;
-    if dir.exists() {
-        let mut entries = std::fs::read_dir(dir).map_err(io_error(dir))?;
-        if entries.next().is_some() {
-            return Err(PluginCliError::Invalid(format!(
-                "{} exists and is not empty: pick another --dir",
-                dir.display()
-            )));
-        }
-    }
     // Resolve the SDK before writing anything, so a failure leaves no half crate.
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(io_error(&parent))?;
-    let crate_dir = std::fs::canonicalize(&parent)
-        .map_err(io_error(&parent))?
-        .join(dir.file_name().ok_or_else(|| {
-            PluginCliError::Invalid(format!("{} is not a folder name", dir.display()))
-        })?);
+    let crate_dir = fresh_dir(dir)?;
     let (dependency, description, lock_seed) = sdk_dependency(sdk, &crate_dir, kind)?;
 
     let snake = name.replace('-', "_");
-    let (lib, provides, capabilities, description_line) = match kind {
-        PluginKind::Action => (
-            ACTION_TEMPLATE,
-            format!("{snake}_click"),
-            r#"["page", "input"]"#,
-            "Clicks the first element matching a selector",
-        ),
-        PluginKind::Markup => (
-            MARKUP_TEMPLATE,
-            snake.clone(),
-            "[]",
-            "Outlines buttons and labels them with their names",
-        ),
-        PluginKind::Wait => (
-            WAIT_TEMPLATE,
-            snake.clone(),
-            "[]",
-            "Done at the page's load event or after max_ms",
-        ),
-    };
-    let timeout_ms = match kind {
-        PluginKind::Action => 10_000,
-        PluginKind::Markup => 2_000,
-        PluginKind::Wait => 1_000,
+    let blueprint = Blueprint::of(kind, &snake);
+    let provides = blueprint.provides.clone();
+    let lib = match kind {
+        PluginKind::Action => ACTION_TEMPLATE,
+        PluginKind::Markup => MARKUP_TEMPLATE,
+        PluginKind::Wait => WAIT_TEMPLATE,
+        PluginKind::Policy => POLICY_TEMPLATE,
+        PluginKind::Interceptor => INTERCEPTOR_TEMPLATE,
     };
     let fill = |text: &str| {
         text.replace("{{NAME}}", name)
@@ -103,16 +69,7 @@ pub fn new_plugin(
          # Small components; panics stay the default so they surface as traps.\n\
          [profile.release]\nopt-level = \"s\"\nlto = true\nstrip = true\ncodegen-units = 1\n"
     );
-    let manifest = format!(
-        "# Read by the engine when it loads the plugin; see README (\"Write a plugin in five minutes\").\n\
-         name = \"{name}\"\nversion = \"0.1.0\"\nkind = \"{kind}\"\ndescription = \"{description_line}\"\n\
-         # The host interfaces the component may import: input, page, script, navigation, log, clock.\n\
-         capabilities = {capabilities}\n\
-         # The built component, installed beside this file.\n\
-         component = \"{snake}.wasm\"\n\n\
-         [limits]\ntimeout_ms = {timeout_ms}\nmemory_mb = 32\n",
-        kind = kind.as_str()
-    );
+    let manifest = blueprint.manifest(name, &format!("{snake}.wasm"), false);
 
     let write = |path: PathBuf, text: &str| -> Result<(), PluginCliError> {
         std::fs::write(&path, text).map_err(|error| PluginCliError::Io { path, error })
@@ -252,3 +209,209 @@ const ACTION_TEMPLATE: &str = include_str!("templates/rust/action.rs.tmpl");
 const MARKUP_TEMPLATE: &str = include_str!("templates/rust/markup.rs.tmpl");
 
 const WAIT_TEMPLATE: &str = include_str!("templates/rust/wait.rs.tmpl");
+const POLICY_TEMPLATE: &str = include_str!("templates/rust/policy.rs.tmpl");
+const INTERCEPTOR_TEMPLATE: &str = include_str!("templates/rust/interceptor.rs.tmpl");
+
+/// What a scaffolded plugin of each kind provides and may do, whatever its
+/// language.
+struct Blueprint {
+    kind: PluginKind,
+    provides: String,
+    description: &'static str,
+    timeout_ms: u32,
+}
+
+impl Blueprint {
+    fn of(kind: PluginKind, snake: &str) -> Blueprint {
+        let (provides, description, timeout_ms) = match kind {
+            PluginKind::Action => (
+                format!("{snake}_click"),
+                "Clicks the first element matching a selector",
+                10_000,
+            ),
+            PluginKind::Markup => (
+                snake.to_string(),
+                "Outlines buttons and labels them with their names",
+                2_000,
+            ),
+            PluginKind::Wait => (
+                snake.to_string(),
+                "Done at the page's load event or after max_ms",
+                1_000,
+            ),
+            PluginKind::Policy => (
+                "policy".to_string(),
+                "Refuses navigation to the hosts the policy file lists",
+                1_000,
+            ),
+            PluginKind::Interceptor => (
+                "interceptor".to_string(),
+                "Blocks ads and trackers, sends Sec-GPC: 1",
+                1_000,
+            ),
+        };
+        Blueprint {
+            kind,
+            provides,
+            description,
+            timeout_ms,
+        }
+    }
+
+    /// The manifest's capabilities: the example's host calls, and `log`
+    /// for the TypeScript SDK, which always links it.
+    fn capabilities(&self, with_log: bool) -> String {
+        let mut list: Vec<&str> = match self.kind {
+            PluginKind::Action => vec!["page", "input"],
+            _ => vec![],
+        };
+        if with_log {
+            list.push("log");
+        }
+        format!(
+            "[{}]",
+            list.iter()
+                .map(|c| format!("\"{c}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+
+    /// plugin.toml for `name`, its component `component`.
+    fn manifest(&self, name: &str, component: &str, with_log: bool) -> String {
+        format!(
+            "# Read by the engine when it loads the plugin; see README (\"Write a plugin in five minutes\").\n\
+             name = \"{name}\"\nversion = \"0.1.0\"\nkind = \"{kind}\"\ndescription = \"{description}\"\n\
+             # The host interfaces the component may import: input, page, script, navigation, log, clock.\n\
+             capabilities = {capabilities}\n\
+             # The built component, installed beside this file.\n\
+             component = \"{component}\"\n\n\
+             [limits]\ntimeout_ms = {timeout_ms}\nmemory_mb = 32\n",
+            kind = self.kind.as_str(),
+            description = self.description,
+            capabilities = self.capabilities(with_log),
+            timeout_ms = self.timeout_ms,
+        )
+    }
+}
+
+const TS_ACTION_TEMPLATE: &str = include_str!("templates/ts/action.ts.tmpl");
+const TS_MARKUP_TEMPLATE: &str = include_str!("templates/ts/markup.ts.tmpl");
+const TS_WAIT_TEMPLATE: &str = include_str!("templates/ts/wait.ts.tmpl");
+const TS_POLICY_TEMPLATE: &str = include_str!("templates/ts/policy.ts.tmpl");
+const TS_INTERCEPTOR_TEMPLATE: &str = include_str!("templates/ts/interceptor.ts.tmpl");
+const JS_ACTION_TEMPLATE: &str = include_str!("templates/js/action.js.tmpl");
+const JS_MARKUP_TEMPLATE: &str = include_str!("templates/js/markup.js.tmpl");
+const JS_WAIT_TEMPLATE: &str = include_str!("templates/js/wait.js.tmpl");
+const JS_POLICY_TEMPLATE: &str = include_str!("templates/js/policy.js.tmpl");
+const JS_INTERCEPTOR_TEMPLATE: &str = include_str!("templates/js/interceptor.js.tmpl");
+
+/// Fails unless `dir` is absent or empty; its absolute path, parent created.
+fn fresh_dir(dir: &Path) -> Result<PathBuf, PluginCliError> {
+    if dir.exists() {
+        let mut entries = std::fs::read_dir(dir).map_err(io_error(dir))?;
+        if entries.next().is_some() {
+            return Err(PluginCliError::Invalid(format!(
+                "{} exists and is not empty: pick another --dir",
+                dir.display()
+            )));
+        }
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(io_error(&parent))?;
+    Ok(std::fs::canonicalize(&parent)
+        .map_err(io_error(&parent))?
+        .join(dir.file_name().ok_or_else(|| {
+            PluginCliError::Invalid(format!("{} is not a folder name", dir.display()))
+        })?))
+}
+
+/// Scaffolds a TypeScript (or JavaScript) plugin of `kind` in `dir`:
+/// plugin.toml, package.json, tsconfig.json, `src/plugin.ts` with a working
+/// example, a README. The SDK and the bindings from wit/ arrive in `wabp/`
+/// with the first `wabp plugin build`.
+pub fn new_js_plugin(
+    name: &str,
+    kind: PluginKind,
+    dir: &Path,
+    flavour: js::Flavour,
+) -> Result<Created, PluginCliError> {
+    check_name(name)?;
+    let plugin_dir = fresh_dir(dir)?;
+    let snake = name.replace('-', "_");
+    let blueprint = Blueprint::of(kind, &snake);
+    let template = match (flavour, kind) {
+        (js::Flavour::TypeScript, PluginKind::Action) => TS_ACTION_TEMPLATE,
+        (js::Flavour::TypeScript, PluginKind::Markup) => TS_MARKUP_TEMPLATE,
+        (js::Flavour::TypeScript, PluginKind::Wait) => TS_WAIT_TEMPLATE,
+        (js::Flavour::TypeScript, PluginKind::Policy) => TS_POLICY_TEMPLATE,
+        (js::Flavour::TypeScript, PluginKind::Interceptor) => TS_INTERCEPTOR_TEMPLATE,
+        (js::Flavour::JavaScript, PluginKind::Action) => JS_ACTION_TEMPLATE,
+        (js::Flavour::JavaScript, PluginKind::Markup) => JS_MARKUP_TEMPLATE,
+        (js::Flavour::JavaScript, PluginKind::Wait) => JS_WAIT_TEMPLATE,
+        (js::Flavour::JavaScript, PluginKind::Policy) => JS_POLICY_TEMPLATE,
+        (js::Flavour::JavaScript, PluginKind::Interceptor) => JS_INTERCEPTOR_TEMPLATE,
+    };
+    let source = template
+        .replace("{{NAME}}", name)
+        .replace("{{SNAKE}}", &snake)
+        .replace("{{PROVIDES}}", &blueprint.provides);
+    let package = serde_json::json!({
+        "name": name,
+        "version": "0.1.0",
+        "private": true,
+        "type": "module",
+        "description": blueprint.description,
+        "scripts": {
+            "build": "wabp plugin build .",
+            "check": "wabp plugin build . --no-install",
+        },
+    });
+    let readme = format!(
+        "# {name}\n\n{description}. A {kind} plugin for wabp, in {language}.\n\n\
+         ```sh\n\
+         wabp plugin build .                 # type-check, build, check it loads, install into ./wabp-plugins\n\
+         wabp plugin build . --no-install    # build and check only\n\
+         wabp serve --plugins ./wabp-plugins # an engine that loads it (and reloads it on every build)\n\
+         ```\n\n\
+         The first build installs the toolchain (Node.js packages, pinned) into\n\
+         `~/.cache/wabp/toolchains` and writes the SDK and the bindings generated from\n\
+         the engine's WIT into `wabp/` (rewritten at every build: don't edit it). The\n\
+         SDK is `@wabp/plugin` (errors, log, one helper per plugin kind) and one module\n\
+         per host capability (`@wabp/plugin/input`, `/page`, `/script`, `/navigation`,\n\
+         `/clock`): a module the plugin imports must be listed under `capabilities` in\n\
+         plugin.toml. Instances are reused between calls: module state may survive from\n\
+         one call to the next, but any call may start fresh.\n",
+        description = blueprint.description,
+        kind = kind.as_str(),
+        language = match flavour {
+            js::Flavour::TypeScript => "TypeScript",
+            js::Flavour::JavaScript => "JavaScript",
+        },
+    );
+    let write = |path: PathBuf, text: &str| -> Result<(), PluginCliError> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io_error(parent))?;
+        }
+        std::fs::write(&path, text).map_err(|error| PluginCliError::Io { path, error })
+    };
+    write(
+        plugin_dir.join("plugin.toml"),
+        &blueprint.manifest(name, &format!("{snake}.wasm"), true),
+    )?;
+    write(plugin_dir.join("package.json"), &format!("{package:#}\n"))?;
+    if flavour == js::Flavour::TypeScript {
+        write(plugin_dir.join("tsconfig.json"), js::TSCONFIG)?;
+    }
+    write(plugin_dir.join(flavour.entry()), &source)?;
+    write(plugin_dir.join("README.md"), &readme)?;
+    write(plugin_dir.join(".gitignore"), "/target\n/wabp\n")?;
+    Ok(Created {
+        dir: plugin_dir,
+        sdk: "the TypeScript SDK, written into wabp/ by `wabp plugin build`".into(),
+        provides: blueprint.provides,
+    })
+}
