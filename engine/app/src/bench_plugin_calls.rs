@@ -1,8 +1,11 @@
 //! `wabp-bench plugin-calls`: what one call to a trivial action plugin costs,
 //! warm (an idle instance reused) and cold (`warm_instances = 0`: a new
 //! instance for the call), and what a loaded plugin and each of its
-//! instances add to the engine's memory. The plugin runs on a real tab
-//! (bound to the call, not touched).
+//! instances add to the engine's memory, per language; for TypeScript also
+//! source → built and checked, and a hot reload (file written → the new
+//! version answering). The plugin runs on a real tab (bound to the call,
+//! not touched). TypeScript builds use the toolchain cache
+//! (`WABP_TOOLCHAINS`), installing it on first use.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,16 +24,88 @@ struct Subject {
     action: &'static str,
 }
 
-fn subjects() -> Vec<Subject> {
+fn rust_subject() -> Subject {
     let src = Path::new(wabp::TEST_PLUGINS_SRC);
     let built = Path::new(wabp::TEST_PLUGINS_DIR);
-    vec![Subject {
+    Subject {
         language: "Rust",
         manifest: std::fs::read_to_string(src.join("test-echo-v1").join("plugin.toml"))
             .unwrap_or_default(),
         component: built.join("test_echo_v1.wasm"),
         action: "echo_version",
-    }]
+    }
+}
+
+const TS_MANIFEST: &str = "name = \"ts-echo\"\nversion = \"VERSION\"\nkind = \"action\"\ncapabilities = [\"log\"]\ncomponent = \"ts_echo.wasm\"\n";
+
+/// The TypeScript twin of test-echo: `echo_version` returns its version
+/// and its params.
+fn ts_source(version: u32) -> String {
+    format!(
+        r#"import {{ actions }} from "@wabp/plugin";
+
+export const action = actions({{
+  echo_version: {{
+    description: "Returns the plugin version and the params",
+    params: {{ type: "object" }},
+    run(params: unknown) {{
+      return {{ version: {version}, params }};
+    }},
+  }},
+}});
+"#
+    )
+}
+
+/// Writes the TypeScript echo plugin at `version` into `dir` and builds it
+/// (checked, not installed); the component and the time it took.
+async fn build_ts(dir: &Path, version: u32) -> anyhow::Result<(PathBuf, String, f64)> {
+    std::fs::create_dir_all(dir.join("src"))?;
+    let manifest = TS_MANIFEST.replace("VERSION", &format!("{version}.0.0"));
+    std::fs::write(dir.join("plugin.toml"), &manifest)?;
+    std::fs::write(dir.join("src").join("plugin.ts"), ts_source(version))?;
+    let started = Instant::now();
+    let built = wabp::plugin_cli::build_plugin(&wabp::plugin_cli::BuildOptions {
+        crate_dir: dir.to_path_buf(),
+        install_dir: None,
+        ..Default::default()
+    })
+    .await?;
+    Ok((built.component, manifest, started.elapsed().as_secs_f64()))
+}
+
+/// Hot reload of the TypeScript plugin: its two versions written in turn
+/// into a watched folder; file written → the registry lists the version.
+async fn ts_hot_reload(components: [(&Path, &str); 2], root: &Path) -> anyhow::Result<f64> {
+    let registry = wabp_plugin_host::Registry::new()?;
+    let _ = std::fs::remove_dir_all(root);
+    let folder = root.join("ts-echo");
+    std::fs::create_dir_all(&folder)?;
+    let _watch = wabp_plugin_host::watch(registry.clone(), root.to_path_buf())?;
+    let mut samples = vec![];
+    for i in 0..10 {
+        let (component, manifest) = components[i % 2];
+        let bytes = std::fs::read(component)?;
+        let expected = format!("{}.0.0", i % 2 + 1);
+        let started = Instant::now();
+        std::fs::write(folder.join("ts_echo.wasm"), &bytes)?;
+        std::fs::write(folder.join("plugin.toml"), manifest)?;
+        loop {
+            let live = registry
+                .plugins()
+                .iter()
+                .any(|p| p.name == "ts-echo" && p.version == expected && p.status == "active");
+            if live {
+                break;
+            }
+            if started.elapsed().as_secs() > 20 {
+                anyhow::bail!("reload did not happen within 20 s");
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+        samples.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok(median(samples))
 }
 
 /// The process's resident memory, in bytes (Linux).
@@ -111,44 +186,26 @@ async fn time_calls(
     Ok(median(samples))
 }
 
-/// Memory a loaded plugin adds (compiled code, its first instance), and
-/// each further instance: `instances` calls at once, so each needs its own.
+/// Memory a loaded plugin adds to the process (compiled code, the describe
+/// call's instance), and the linear memory one warm instance holds.
 async fn memory(
     subject: &Subject,
     dir: &Path,
     host: &Arc<dyn PageHost>,
-    instances: usize,
 ) -> anyhow::Result<(f64, f64)> {
     let registry = wabp_plugin_host::Registry::new()?;
     let before = rss_bytes();
-    let registry = load(subject, dir, instances as u32, Some(registry)).await?;
+    let registry = load(subject, dir, 4, Some(registry)).await?;
     let loaded = rss_bytes();
-    let handler = registry
-        .action(subject.action)
-        .ok_or_else(|| anyhow::anyhow!("{} is not loaded", subject.action))?;
-    let calls = (0..instances).map(|_| {
-        handler.run(
-            subject.action,
-            json!({}),
-            ActionContext {
-                tab_id: "bench".into(),
-                pointer: (0.0, 0.0),
-            },
-            host.clone(),
-        )
-    });
-    futures::future::join_all(calls).await;
-    let pooled = rss_bytes();
-    let idle = registry
+    time_calls(&registry, subject.action, host, 10).await?;
+    let stats = registry
         .plugins()
         .first()
         .and_then(|p| p.instances)
-        .map(|s| s.idle)
-        .unwrap_or(0)
-        .max(1);
+        .unwrap_or_default();
     Ok((
         loaded.saturating_sub(before) as f64 / 1e6,
-        pooled.saturating_sub(loaded) as f64 / 1e6 / idle as f64,
+        stats.idle_memory_bytes as f64 / 1e6 / stats.idle.max(1) as f64,
     ))
 }
 
@@ -163,9 +220,26 @@ pub async fn run() -> anyhow::Result<()> {
     );
     println!(
         "{:<12} {:>10} {:>10} {:>14} {:>14}",
-        "language", "warm", "cold", "loaded plugin", "per instance"
+        "language", "warm", "cold", "loaded (RSS)", "per instance"
     );
-    for subject in subjects() {
+    let ts_dirs = [dir.with_extension("ts1"), dir.with_extension("ts2")];
+    let mut subjects = vec![rust_subject()];
+    let mut ts_builds = vec![];
+    for (i, ts_dir) in ts_dirs.iter().enumerate() {
+        match build_ts(ts_dir, i as u32 + 1).await {
+            Ok(built) => ts_builds.push(built),
+            Err(why) => println!("TypeScript not built: {why}"),
+        }
+    }
+    if let Some((component, manifest, _)) = ts_builds.first() {
+        subjects.push(Subject {
+            language: "TypeScript",
+            manifest: manifest.clone(),
+            component: component.clone(),
+            action: "echo_version",
+        });
+    }
+    for subject in subjects {
         if !subject.component.is_file() {
             println!(
                 "{:<12} not built ({})",
@@ -188,11 +262,31 @@ pub async fn run() -> anyhow::Result<()> {
             200,
         )
         .await?;
-        let (loaded, per_instance) = memory(&subject, &dir, &host, 8).await?;
+        let (loaded, per_instance) = memory(&subject, &dir, &host).await?;
         println!(
             "{:<12} {warm:>10.1} {cold:>10.1} {loaded:>14.1} {per_instance:>14.2}",
             subject.language
         );
+    }
+    if let [
+        (first, first_manifest, first_time),
+        (second, second_manifest, second_time),
+    ] = &ts_builds[..]
+    {
+        println!(
+            "TypeScript: source → built, type-checked and load-checked (warm toolchain): {first_time:.1} s, {second_time:.1} s"
+        );
+        let reload = ts_hot_reload(
+            [(first, first_manifest), (second, second_manifest)],
+            &dir.with_extension("watch"),
+        )
+        .await?;
+        println!(
+            "TypeScript: hot reload, component written → new version live: {reload:.0} ms median of 10"
+        );
+    }
+    for extra in ["ts1", "ts2", "watch"] {
+        let _ = std::fs::remove_dir_all(dir.with_extension(extra));
     }
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&session);

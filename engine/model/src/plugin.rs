@@ -403,6 +403,8 @@ pub struct InstanceStats {
     pub discarded: u64,
     /// Idle instances now.
     pub idle: u64,
+    /// The linear memory the idle instances hold, together.
+    pub idle_memory_bytes: u64,
 }
 
 /// What an operation does, for approval policies.

@@ -111,11 +111,16 @@ impl<P: Instantiate> Pool<P> {
     }
 
     pub fn stats(&self) -> InstanceStats {
+        let idle = self.idle.lock();
         InstanceStats {
             created: self.created.load(Ordering::Relaxed),
             reused: self.reused.load(Ordering::Relaxed),
             discarded: self.discarded.load(Ordering::Relaxed),
-            idle: self.idle.lock().len() as u64,
+            idle: idle.len() as u64,
+            idle_memory_bytes: idle
+                .iter()
+                .map(|w| w.store.data().limits.memory_bytes as u64)
+                .sum(),
         }
     }
 }

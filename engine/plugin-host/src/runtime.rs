@@ -138,12 +138,59 @@ impl Runtime {
     }
 }
 
-pub fn limits(memory_bytes: usize) -> wasmtime::StoreLimits {
-    StoreLimitsBuilder::new()
-        .memory_size(memory_bytes)
-        .instances(32)
-        .tables(64)
-        .memories(8)
-        .trap_on_grow_failure(true)
-        .build()
+pub fn limits(memory_bytes: usize) -> MeteredLimits {
+    MeteredLimits {
+        limits: StoreLimitsBuilder::new()
+            .memory_size(memory_bytes)
+            .instances(32)
+            .tables(64)
+            .memories(8)
+            .trap_on_grow_failure(true)
+            .build(),
+        memory_bytes: 0,
+    }
+}
+
+/// A store's limits, counting the linear memory its instance holds (what
+/// the limit sees), for `GET /plugins` and the bench.
+pub struct MeteredLimits {
+    limits: wasmtime::StoreLimits,
+    /// The linear memory of the store's instance, all memories together.
+    pub memory_bytes: usize,
+}
+
+impl wasmtime::ResourceLimiter for MeteredLimits {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = self.limits.memory_growing(current, desired, maximum)?;
+        if allowed {
+            self.memory_bytes = self.memory_bytes + desired - current;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
 }

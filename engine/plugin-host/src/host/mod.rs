@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use wabp_model::plugin::{HostError as CoreHostError, PageHost};
-use wasmtime::StoreLimits;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -27,7 +26,7 @@ pub struct HostState {
     pub grants: HashSet<Capability>,
     /// The tab an action runs on; `None` for markup and wait plugins.
     pub page: Option<Arc<dyn PageHost>>,
-    pub limits: StoreLimits,
+    pub limits: crate::runtime::MeteredLimits,
     /// The epoch callback traps once this passes.
     pub deadline: Instant,
     wasi: WasiCtx,
@@ -39,7 +38,7 @@ impl HostState {
         plugin: Arc<str>,
         grants: HashSet<Capability>,
         page: Option<Arc<dyn PageHost>>,
-        limits: StoreLimits,
+        limits: crate::runtime::MeteredLimits,
         deadline: Instant,
     ) -> Self {
         HostState {
@@ -135,7 +134,7 @@ mod tests {
             "t".into(),
             grants.iter().copied().collect(),
             None,
-            StoreLimits::default(),
+            crate::runtime::limits(1 << 20),
             Instant::now(),
         )
     }
