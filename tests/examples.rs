@@ -804,31 +804,32 @@ fn wabp_plugin(args: &[&str], extra: &[&Path]) -> (bool, String) {
     )
 }
 
-/// `wabp plugin new --lang ts` of every kind, built through the binary (the
-/// toolchain installed on first use), loaded by the running engine and
-/// called: the same behaviour as the Rust scaffolds. Type errors and
-/// ungranted capabilities stop the build and say where.
-#[test]
-fn typescript_scaffolds_of_every_kind_build_load_and_run() {
-    let (h, _g) = shared();
-    let scaffolds = common::temp_dir("ts-scaffolds");
+/// `wabp plugin new --lang LANG` of every kind, built through the binary
+/// (the toolchain installed on first use), loaded by the running engine and
+/// called: the same behaviour as the Rust scaffolds. The folder of each
+/// kind, by kind.
+fn scripted_scaffolds_build_load_and_run(
+    h: &Harness,
+    lang: &str,
+    entry: &str,
+    extra_files: &[&str],
+) -> std::collections::HashMap<&'static str, PathBuf> {
+    let scaffolds = common::temp_dir(&format!("{lang}-scaffolds"));
     let plugins = h.server.plugin_dir.clone();
+    let mut dirs = std::collections::HashMap::new();
     let mut provides = Vec::new();
     for kind in ["action", "markup", "wait", "policy", "interceptor"] {
-        let name = format!("ts-scaffold-{kind}");
+        let name = format!("{lang}-scaffold-{kind}");
         let dir = scaffolds.join(&name);
         let (ok, out) = wabp_plugin(
-            &["new", &name, "--lang", "ts", "--kind", kind, "--dir"],
+            &["new", &name, "--lang", lang, "--kind", kind, "--dir"],
             &[&dir],
         );
         assert!(ok, "{out}");
-        for file in [
-            "plugin.toml",
-            "package.json",
-            "tsconfig.json",
-            "src/plugin.ts",
-            "README.md",
-        ] {
+        for file in ["plugin.toml", "README.md", entry]
+            .iter()
+            .chain(extra_files)
+        {
             assert!(dir.join(file).is_file(), "{kind}: {file} scaffolded");
         }
         // Policies and interceptors act on every tab: only the interceptor
@@ -840,10 +841,7 @@ fn typescript_scaffolds_of_every_kind_build_load_and_run() {
             wabp_plugin(&["build", "--no-install"], &[&dir])
         };
         assert!(ok, "{kind}: {out}");
-        assert!(
-            dir.join("wabp/index.ts").is_file() && dir.join("wabp/types").is_dir(),
-            "the SDK and bindings written"
-        );
+        assert!(dir.join("wabp").is_dir(), "the SDK and bindings written");
         provides.push(
             out.lines()
                 .find(|l| l.contains("provides:"))
@@ -851,50 +849,38 @@ fn typescript_scaffolds_of_every_kind_build_load_and_run() {
                 .trim()
                 .to_string(),
         );
+        dirs.insert(kind, dir);
     }
+    let snake = lang.replace('-', "_");
     assert_eq!(
         provides,
         [
-            "provides: ts_scaffold_action_click",
-            "provides: ts_scaffold_markup",
-            "provides: ts_scaffold_wait",
-            "provides: policy",
-            "provides: interceptor"
+            format!("provides: {snake}_scaffold_action_click"),
+            format!("provides: {snake}_scaffold_markup"),
+            format!("provides: {snake}_scaffold_wait"),
+            "provides: policy".to_string(),
+            "provides: interceptor".to_string(),
         ]
-    );
-    let js = scaffolds.join("js-scaffold-action");
-    let (ok, out) = wabp_plugin(
-        &[
-            "new",
-            "js-scaffold-action",
-            "--lang",
-            "js",
-            "--kind",
-            "action",
-            "--dir",
-        ],
-        &[&js],
-    );
-    assert!(ok, "{out}");
-    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[&js]);
-    assert!(
-        ok && out.contains("provides: js_scaffold_action_click"),
-        "{out}"
     );
 
     block_on(async {
-        wait_loaded(h, "ts-scaffold-action", "ts_scaffold_action_click").await;
-        wait_loaded(h, "ts-scaffold-markup", "ts_scaffold_markup").await;
-        wait_loaded(h, "ts-scaffold-wait", "ts_scaffold_wait").await;
-        let tab = tab_at(h, &format!("{}/buttons.html", site())).await;
-
-        let (status, env) = action(
+        let click = format!("{snake}_scaffold_action_click");
+        wait_loaded(h, &format!("{lang}-scaffold-action"), &click).await;
+        wait_loaded(
             h,
-            &tab,
-            "ts_scaffold_action_click",
-            json!({ "selector": "#far" }),
+            &format!("{lang}-scaffold-markup"),
+            &format!("{snake}_scaffold_markup"),
         )
         .await;
+        wait_loaded(
+            h,
+            &format!("{lang}-scaffold-wait"),
+            &format!("{snake}_scaffold_wait"),
+        )
+        .await;
+        let tab = tab_at(h, &format!("{}/buttons.html", site())).await;
+
+        let (status, env) = action(h, &tab, &click, json!({ "selector": "#far" })).await;
         assert_eq!(status, 200, "{env}");
         assert_eq!(env["result"]["clicked"], "button", "{env}");
         assert_eq!(
@@ -902,29 +888,17 @@ fn typescript_scaffolds_of_every_kind_build_load_and_run() {
                 .await,
             "clicked far"
         );
-        let (status, err) = action(
-            h,
-            &tab,
-            "ts_scaffold_action_click",
-            json!({ "selector": "#none" }),
-        )
-        .await;
+        let (status, err) = action(h, &tab, &click, json!({ "selector": "#none" })).await;
         assert_eq!(
             (status, err["code"].as_str()),
             (404, Some("SELECTOR_NOT_FOUND")),
             "a host error keeps its code: {err}"
         );
-        let (status, err) = action(
-            h,
-            &tab,
-            "ts_scaffold_action_click",
-            json!({ "selector": "" }),
-        )
-        .await;
+        let (status, err) = action(h, &tab, &click, json!({ "selector": "" })).await;
         assert_eq!(
             (status, err["code"].as_str()),
             (400, Some("INVALID_REQUEST")),
-            "a PluginError keeps its code: {err}"
+            "a plugin error keeps its code: {err}"
         );
         assert!(
             err["error"].as_str().unwrap().contains("non-empty"),
@@ -933,7 +907,7 @@ fn typescript_scaffolds_of_every_kind_build_load_and_run() {
 
         h.eval(&tab, "window.scrollTo(0, 0)").await;
         let plain = screenshot(h, &tab, &[]).await;
-        let marked = screenshot(h, &tab, &["ts_scaffold_markup"]).await;
+        let marked = screenshot(h, &tab, &[&format!("{snake}_scaffold_markup")]).await;
         let pink = [219, 39, 119];
         assert!(!near(pixel(&plain, 200, 100), pink));
         assert!(
@@ -945,7 +919,7 @@ fn typescript_scaffolds_of_every_kind_build_load_and_run() {
         let (status, env) = h
             .post(
                 &format!("/tabs/{tab}/click"),
-                json!({ "x": 5, "y": 5, "screenshot": { "area": "none" }, "wait_until": { "type": "ts_scaffold_wait", "max_ms": 300 } }),
+                json!({ "x": 5, "y": 5, "screenshot": { "area": "none" }, "wait_until": { "type": format!("{snake}_scaffold_wait"), "max_ms": 300 } }),
             )
             .await;
         assert_eq!(status, 200, "{env}");
@@ -953,16 +927,13 @@ fn typescript_scaffolds_of_every_kind_build_load_and_run() {
         h.delete(&format!("/tabs/{tab}")).await;
 
         // The interceptor: analytics blocked, Sec-GPC sent; then unloaded.
+        let interceptor = format!("{lang}-scaffold-interceptor");
         let (ok, out) = wabp_plugin(
             &["build"],
-            &[
-                &scaffolds.join("ts-scaffold-interceptor"),
-                Path::new("--install-dir"),
-                &plugins,
-            ],
+            &[&dirs["interceptor"], Path::new("--install-dir"), &plugins],
         );
         assert!(ok, "{out}");
-        wait_loaded(h, "ts-scaffold-interceptor", "interceptor").await;
+        wait_loaded(h, &interceptor, "interceptor").await;
         let tab = tab_at(h, &format!("{}/tracked.html", site())).await;
         let results = common::eventually(Duration::from_secs(10), || async {
             let (_, body) = h
@@ -984,24 +955,62 @@ fn typescript_scaffolds_of_every_kind_build_load_and_run() {
             json!({ "tag": "failed", "beacon": "blocked", "gpc": "1" })
         );
         h.delete(&format!("/tabs/{tab}")).await;
-        std::fs::remove_dir_all(plugins.join("ts-scaffold-interceptor")).unwrap();
+        std::fs::remove_dir_all(plugins.join(&interceptor)).unwrap();
         common::eventually(LOAD_LIMIT, || async {
             let (_, list) = h.get("/plugins").await;
-            (!list.to_string().contains("ts-scaffold-interceptor")).then_some(())
+            (!list.to_string().contains(&interceptor)).then_some(())
         })
         .await
         .expect("the interceptor unloads");
     });
+    dirs
+}
+
+/// TypeScript (and a JavaScript action); type errors and ungranted
+/// capabilities stop the build and say where.
+#[test]
+fn typescript_scaffolds_of_every_kind_build_load_and_run() {
+    let (h, _g) = shared();
+    let dirs = scripted_scaffolds_build_load_and_run(
+        h,
+        "ts",
+        "src/plugin.ts",
+        &["package.json", "tsconfig.json"],
+    );
+    assert!(
+        dirs["action"].join("wabp/index.ts").is_file()
+            && dirs["action"].join("wabp/types").is_dir()
+    );
+
+    let js = common::temp_dir("js-scaffold").join("js-scaffold-action");
+    let (ok, out) = wabp_plugin(
+        &[
+            "new",
+            "js-scaffold-action",
+            "--lang",
+            "js",
+            "--kind",
+            "action",
+            "--dir",
+        ],
+        &[&js],
+    );
+    assert!(ok, "{out}");
+    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[&js]);
+    assert!(
+        ok && out.contains("provides: js_scaffold_action_click"),
+        "{out}"
+    );
 
     // A type error stops the build before anything is made, naming the line.
-    let action_dir = scaffolds.join("ts-scaffold-action");
+    let action_dir = &dirs["action"];
     let source = std::fs::read_to_string(action_dir.join("src/plugin.ts")).unwrap();
     std::fs::write(
         action_dir.join("src/plugin.ts"),
         source.replace("click(target.x, target.y);", "click(target.x, \"down\");"),
     )
     .unwrap();
-    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[&action_dir]);
+    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[action_dir]);
     assert!(!ok, "{out}");
     assert!(
         out.contains("type check")
@@ -1016,10 +1025,50 @@ fn typescript_scaffolds_of_every_kind_build_load_and_run() {
             .replace("click(target.x, target.y);", "click(target.x, target.y);\n      evaluate(\"1\");"),
     )
     .unwrap();
-    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[&action_dir]);
+    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[action_dir]);
     assert!(!ok, "{out}");
     assert!(
         out.contains("wabp:plugin/script") && out.contains("add \"script\" to capabilities"),
+        "{out}"
+    );
+}
+
+/// Python; an ungranted capability and an exception at import stop the
+/// build and say where.
+#[test]
+fn python_scaffolds_of_every_kind_build_load_and_run() {
+    let (h, _g) = shared();
+    let dirs = scripted_scaffolds_build_load_and_run(h, "py", "app.py", &["pyrightconfig.json"]);
+    let action_dir = &dirs["action"];
+    assert!(
+        action_dir.join("wabp/wabp_plugin/__init__.py").is_file()
+            && action_dir.join("wabp/bindings/wit_world").is_dir()
+    );
+
+    let source = std::fs::read_to_string(action_dir.join("app.py")).unwrap();
+    std::fs::write(
+        action_dir.join("app.py"),
+        source.replace(
+            "from wabp_plugin import input, page",
+            "from wabp_plugin import input, page, script",
+        ),
+    )
+    .unwrap();
+    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[action_dir]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("wabp_plugin.script") && out.contains("add \"script\" to capabilities"),
+        "{out}"
+    );
+    std::fs::write(
+        action_dir.join("app.py"),
+        format!("{source}\nraise RuntimeError(\"broken at import\")\n"),
+    )
+    .unwrap();
+    let (ok, out) = wabp_plugin(&["build", "--no-install"], &[action_dir]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("componentize-py") && out.contains("broken at import"),
         "{out}"
     );
 }

@@ -57,13 +57,38 @@ export const action = actions({{
     )
 }
 
+const PY_MANIFEST: &str = "name = \"py-echo\"\nversion = \"1.0.0\"\nkind = \"action\"\ncapabilities = [\"log\"]\ncomponent = \"py_echo.wasm\"\n";
+
+/// The Python twin of test-echo.
+const PY_SOURCE: &str = r#"from wabp_plugin import ActionPlugin, action
+
+
+class Action(ActionPlugin):
+    @action("Returns the plugin version and the params")
+    def echo_version(self, params, context):
+        return {"version": 1, "params": params}
+"#;
+
+/// Writes the Python echo plugin into `dir` and builds it (checked, not
+/// installed); the component, its manifest and the time it took.
+async fn build_py(dir: &Path) -> anyhow::Result<(PathBuf, String, f64)> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("plugin.toml"), PY_MANIFEST)?;
+    std::fs::write(dir.join("app.py"), PY_SOURCE)?;
+    build_in(dir, PY_MANIFEST.to_string()).await
+}
+
 /// Writes the TypeScript echo plugin at `version` into `dir` and builds it
-/// (checked, not installed); the component and the time it took.
+/// (checked, not installed); the component, its manifest and the time it took.
 async fn build_ts(dir: &Path, version: u32) -> anyhow::Result<(PathBuf, String, f64)> {
     std::fs::create_dir_all(dir.join("src"))?;
     let manifest = TS_MANIFEST.replace("VERSION", &format!("{version}.0.0"));
     std::fs::write(dir.join("plugin.toml"), &manifest)?;
     std::fs::write(dir.join("src").join("plugin.ts"), ts_source(version))?;
+    build_in(dir, manifest).await
+}
+
+async fn build_in(dir: &Path, manifest: String) -> anyhow::Result<(PathBuf, String, f64)> {
     let started = Instant::now();
     let built = wabp::plugin_cli::build_plugin(&wabp::plugin_cli::BuildOptions {
         crate_dir: dir.to_path_buf(),
@@ -239,6 +264,21 @@ pub async fn run() -> anyhow::Result<()> {
             action: "echo_version",
         });
     }
+    let py_build = match build_py(&dir.with_extension("py")).await {
+        Ok(built) => Some(built),
+        Err(why) => {
+            println!("Python not built: {why}");
+            None
+        }
+    };
+    if let Some((component, manifest, _)) = &py_build {
+        subjects.push(Subject {
+            language: "Python",
+            manifest: manifest.clone(),
+            component: component.clone(),
+            action: "echo_version",
+        });
+    }
     for subject in subjects {
         if !subject.component.is_file() {
             println!(
@@ -285,7 +325,10 @@ pub async fn run() -> anyhow::Result<()> {
             "TypeScript: hot reload, component written → new version live: {reload:.0} ms median of 10"
         );
     }
-    for extra in ["ts1", "ts2", "watch"] {
+    if let Some((_, _, seconds)) = py_build {
+        println!("Python: source → built and load-checked (warm toolchain): {seconds:.1} s");
+    }
+    for extra in ["ts1", "ts2", "py", "watch"] {
         let _ = std::fs::remove_dir_all(dir.with_extension(extra));
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -113,9 +113,14 @@ pub enum PluginLang {
     /// A Rust crate for wasm32-wasip2, on the `wabp-plugin-sdk` crate.
     Rust,
     /// TypeScript, type-checked, on the `@wabp/plugin` SDK.
+    #[value(alias = "typescript")]
     Ts,
     /// JavaScript, on the `@wabp/plugin` SDK.
+    #[value(alias = "javascript")]
     Js,
+    /// Python, on the `wabp_plugin` SDK.
+    #[value(alias = "py")]
+    Python,
 }
 
 /// Where the scaffolded crate gets the SDK from.
@@ -229,7 +234,7 @@ impl fmt::Display for PluginCliError {
             ),
             PluginCliError::NoCrate(dir) => write!(
                 f,
-                "no Cargo.toml, src/plugin.ts or src/plugin.js in {}: give the plugin's folder (`wabp plugin new NAME --kind action [--lang ts]` makes one)",
+                "no Cargo.toml, src/plugin.ts, src/plugin.js or app.py in {}: give the plugin's folder (`wabp plugin new NAME --kind action [--lang ts|js|python]` makes one)",
                 dir.display()
             ),
             PluginCliError::NoManifest(dir) => write!(
@@ -312,6 +317,7 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
                 PluginLang::Js => {
                     new_js_plugin(&args.name, args.kind, &dir, js::Flavour::JavaScript)?
                 }
+                PluginLang::Python => new_python_plugin(&args.name, args.kind, &dir)?,
             };
             println!(
                 "created {} plugin {} in {}",
@@ -325,6 +331,7 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
                 PluginLang::Rust => "src/lib.rs",
                 PluginLang::Ts => js::Flavour::TypeScript.entry(),
                 PluginLang::Js => js::Flavour::JavaScript.entry(),
+                PluginLang::Python => py::ENTRY,
             };
             println!("  edit {}", dir.join(source).display());
             println!(
@@ -385,10 +392,11 @@ pub async fn run(command: PluginCommand) -> anyhow::Result<()> {
 
 mod build;
 pub mod js;
+pub mod py;
 mod scaffold;
 #[cfg(test)]
 mod tests;
 mod tool;
 
 pub use build::{BuildOptions, Built, Language, build_plugin};
-pub use scaffold::{Created, check_name, new_js_plugin, new_plugin};
+pub use scaffold::{Created, check_name, new_js_plugin, new_plugin, new_python_plugin};

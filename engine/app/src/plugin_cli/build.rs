@@ -14,7 +14,7 @@ use wabp_plugin_host::{Manifest, Registry};
 
 use super::{
     DEFAULT_BUILD_TIMEOUT, DEFAULT_PLUGIN_DIR, PluginCliError, STDERR_TAIL_LINES, TARGET, io_error,
-    js,
+    js, py,
 };
 
 /// How `build_plugin` builds and installs.
@@ -76,6 +76,8 @@ pub enum Language {
     Rust,
     /// `src/plugin.ts` or `src/plugin.js`.
     Js(js::Flavour),
+    /// `app.py`.
+    Python,
 }
 
 impl Language {
@@ -87,14 +89,16 @@ impl Language {
             Some(Language::Js(js::Flavour::TypeScript))
         } else if dir.join(js::Flavour::JavaScript.entry()).is_file() {
             Some(Language::Js(js::Flavour::JavaScript))
+        } else if dir.join(py::ENTRY).is_file() {
+            Some(Language::Python)
         } else {
             None
         }
     }
 }
 
-/// Builds the plugin (a crate for wasm32-wasip2 in release, or a TypeScript
-/// or JavaScript folder through its toolchain), loads the component the way
+/// Builds the plugin (a crate for wasm32-wasip2 in release, or a TypeScript,
+/// JavaScript or Python folder through its toolchain), loads the component the way
 /// the engine will (grants, exports, `describe`), then installs the `.wasm`
 /// and `plugin.toml` into `install_dir/<name>/`.
 pub async fn build_plugin(options: &BuildOptions) -> Result<Built, PluginCliError> {
@@ -137,6 +141,13 @@ pub async fn build_plugin(options: &BuildOptions) -> Result<Built, PluginCliErro
             let plugin = std::fs::canonicalize(dir).map_err(io_error(dir))?;
             let (manifest, echo) = (manifest.clone(), options.echo);
             tokio::task::spawn_blocking(move || js::build(&plugin, &manifest, flavour, echo))
+                .await
+                .map_err(|e| PluginCliError::Invalid(format!("build task failed: {e}")))??
+        }
+        Language::Python => {
+            let plugin = std::fs::canonicalize(dir).map_err(io_error(dir))?;
+            let (manifest, echo) = (manifest.clone(), options.echo);
+            tokio::task::spawn_blocking(move || py::build(&plugin, &manifest, echo))
                 .await
                 .map_err(|e| PluginCliError::Invalid(format!("build task failed: {e}")))??
         }

@@ -270,7 +270,7 @@ fn importable(kind: Kind) -> &'static [Capability] {
 /// The engine's WIT plus a world `granted` that imports exactly what the
 /// manifest grants and exports the kind's interface: the component can't
 /// even name an ungranted capability.
-fn write_wit(dir: &Path, manifest: &Manifest) -> Result<(), PluginCliError> {
+pub(super) fn write_wit(dir: &Path, manifest: &Manifest) -> Result<(), PluginCliError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
     for (name, text) in WIT_FILES {
         let path = dir.join(name);

@@ -4,7 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{PluginCliError, PluginKind, SDK_PACKAGE, SdkSource, TARGET, io_error, js};
+use super::{PluginCliError, PluginKind, SDK_PACKAGE, SdkSource, TARGET, io_error, js, py};
 
 /// What `new_plugin` made.
 #[derive(Debug, Clone)]
@@ -412,6 +412,77 @@ pub fn new_js_plugin(
     Ok(Created {
         dir: plugin_dir,
         sdk: "the TypeScript SDK, written into wabp/ by `wabp plugin build`".into(),
+        provides: blueprint.provides,
+    })
+}
+
+const PY_ACTION_TEMPLATE: &str = include_str!("templates/python/action.py.tmpl");
+const PY_MARKUP_TEMPLATE: &str = include_str!("templates/python/markup.py.tmpl");
+const PY_WAIT_TEMPLATE: &str = include_str!("templates/python/wait.py.tmpl");
+const PY_POLICY_TEMPLATE: &str = include_str!("templates/python/policy.py.tmpl");
+const PY_INTERCEPTOR_TEMPLATE: &str = include_str!("templates/python/interceptor.py.tmpl");
+
+/// Scaffolds a Python plugin of `kind` in `dir`: plugin.toml, `app.py` with
+/// a working example, editor settings, a README. The SDK and the bindings
+/// from wit/ arrive in `wabp/` with the first `wabp plugin build`.
+pub fn new_python_plugin(
+    name: &str,
+    kind: PluginKind,
+    dir: &Path,
+) -> Result<Created, PluginCliError> {
+    check_name(name)?;
+    let plugin_dir = fresh_dir(dir)?;
+    let snake = name.replace('-', "_");
+    let blueprint = Blueprint::of(kind, &snake);
+    let template = match kind {
+        PluginKind::Action => PY_ACTION_TEMPLATE,
+        PluginKind::Markup => PY_MARKUP_TEMPLATE,
+        PluginKind::Wait => PY_WAIT_TEMPLATE,
+        PluginKind::Policy => PY_POLICY_TEMPLATE,
+        PluginKind::Interceptor => PY_INTERCEPTOR_TEMPLATE,
+    };
+    let source = template
+        .replace("{{NAME}}", name)
+        .replace("{{SNAKE}}", &snake)
+        .replace("{{PROVIDES}}", &blueprint.provides);
+    let readme = format!(
+        "# {name}\n\n{description}. A {kind} plugin for wabp, in Python.\n\n\
+         ```sh\n\
+         wabp plugin build .                 # build, check it loads, install into ./wabp-plugins\n\
+         wabp plugin build . --no-install    # build and check only\n\
+         wabp serve --plugins ./wabp-plugins # an engine that loads it (and reloads it on every build)\n\
+         ```\n\n\
+         `app.py` holds the plugin: one class named after its kind (`Action`, `Markup`,\n\
+         `Wait`, `Policy`, `Interceptor`). The first build installs componentize-py\n\
+         (pinned) into a virtual environment in `~/.cache/wabp/toolchains` and writes\n\
+         the SDK (`wabp_plugin`) and the bindings generated from the engine's WIT into\n\
+         `wabp/` (rewritten at every build: don't edit it; `pyrightconfig.json` puts\n\
+         both on an editor's path). A host module the plugin imports\n\
+         (`wabp_plugin.input`, `.page`, `.script`, `.navigation`, `.clock`) must be\n\
+         listed under `capabilities` in plugin.toml. The module runs once at build\n\
+         time and instances are reused between calls: module state may survive from\n\
+         one call to the next, but any call may start fresh.\n",
+        description = blueprint.description,
+        kind = kind.as_str(),
+    );
+    let write = |path: PathBuf, text: &str| -> Result<(), PluginCliError> {
+        std::fs::write(&path, text).map_err(|error| PluginCliError::Io { path, error })
+    };
+    std::fs::create_dir_all(&plugin_dir).map_err(io_error(&plugin_dir))?;
+    write(
+        plugin_dir.join("plugin.toml"),
+        &blueprint.manifest(name, &format!("{snake}.wasm"), true),
+    )?;
+    write(plugin_dir.join(py::ENTRY), &source)?;
+    write(plugin_dir.join("pyrightconfig.json"), py::PYRIGHTCONFIG)?;
+    write(plugin_dir.join("README.md"), &readme)?;
+    write(
+        plugin_dir.join(".gitignore"),
+        "/target\n/wabp\n__pycache__/\n",
+    )?;
+    Ok(Created {
+        dir: plugin_dir,
+        sdk: "the Python SDK, written into wabp/ by `wabp plugin build`".into(),
         provides: blueprint.provides,
     })
 }
