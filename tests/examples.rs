@@ -1073,6 +1073,196 @@ fn python_scaffolds_of_every_kind_build_load_and_run() {
     );
 }
 
+/// A TypeScript or Python plugin that loops, throws, or allocates without
+/// bound fails only its own call, with an error that says which limit; the
+/// next call runs on a fresh instance and the engine carries on.
+fn hostile_scripted_plugin_fails_its_own_calls(
+    h: &Harness,
+    name: &str,
+    files: &[(&str, &str)],
+    limits: (u64, u64),
+) {
+    let dir = common::temp_dir(name).join(name);
+    let (timeout_ms, memory_mb) = limits;
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("plugin.toml"),
+        format!(
+            "name = \"{name}\"\nversion = \"0.1.0\"\nkind = \"action\"\ncapabilities = [\"log\"]\ncomponent = \"hostile.wasm\"\n[limits]\ntimeout_ms = {timeout_ms}\nmemory_mb = {memory_mb}\n"
+        ),
+    )
+    .unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let (ok, out) = wabp_plugin(
+        &["build"],
+        &[&dir, Path::new("--install-dir"), &h.server.plugin_dir],
+    );
+    assert!(ok, "{out}");
+    let prefix = name.replace('-', "_");
+    block_on(async {
+        wait_loaded(h, name, &format!("{prefix}_fine")).await;
+        let tab = h.tab_on("/second").await;
+        let call = |action: &'static str| {
+            let path = format!("/tabs/{tab}/actions/{prefix}_{action}");
+            async move {
+                h.post(&path, json!({ "screenshot": { "area": "none" } }))
+                    .await
+            }
+        };
+        let (status, env) = call("fine").await;
+        assert_eq!(
+            (status, env["result"].clone()),
+            (200, json!("fine")),
+            "{env}"
+        );
+
+        let started = Instant::now();
+        let (status, err) = call("spin").await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (500, Some("PLUGIN_FAILED")),
+            "{err}"
+        );
+        assert!(
+            err["error"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("{timeout_ms} ms deadline")),
+            "{err}"
+        );
+        assert!(started.elapsed() < Duration::from_millis(timeout_ms) + Duration::from_secs(10));
+
+        let (status, err) = call("throw").await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (500, Some("PLUGIN_FAILED")),
+            "{err}"
+        );
+        assert!(
+            err["error"].as_str().unwrap().contains("boom"),
+            "the exception's message: {err}"
+        );
+
+        let (status, err) = call("hog").await;
+        assert_eq!(
+            (status, err["code"].as_str()),
+            (500, Some("PLUGIN_FAILED")),
+            "{err}"
+        );
+        assert!(
+            err["error"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("{memory_mb} MiB memory limit")),
+            "{err}"
+        );
+
+        let (status, env) = call("fine").await;
+        assert_eq!(
+            (status, env["result"].clone()),
+            (200, json!("fine")),
+            "a fresh instance after the traps: {env}"
+        );
+        let (status, env) = h
+            .post(
+                &format!("/tabs/{tab}/click"),
+                json!({ "x": 5, "y": 5, "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "the engine carries on: {env}");
+        let (_, list) = h.get("/plugins").await;
+        let info = list["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()
+            .clone();
+        assert!(
+            info["instances"]["discarded"].as_u64().unwrap() >= 2,
+            "the spinning and the hogging instances went: {info}"
+        );
+        h.delete(&format!("/tabs/{tab}")).await;
+    });
+    std::fs::remove_dir_all(h.server.plugin_dir.join(name)).unwrap();
+}
+
+#[test]
+fn typescript_plugin_limits_hold() {
+    let (h, _g) = shared();
+    let source = r#"import { actions } from "@wabp/plugin";
+
+const noParams = { type: "object" };
+export const action = actions({
+  ts_hostile_fine: { description: "Answers", params: noParams, run: () => "fine" },
+  ts_hostile_spin: {
+    description: "Loops forever",
+    params: noParams,
+    run: () => {
+      for (;;) {}
+    },
+  },
+  ts_hostile_throw: {
+    description: "Throws",
+    params: noParams,
+    run: () => {
+      throw new Error("boom");
+    },
+  },
+  ts_hostile_hog: {
+    description: "Allocates without bound",
+    params: noParams,
+    run: () => {
+      const kept: number[][] = [];
+      for (;;) kept.push(new Array(1 << 16).fill(kept.length));
+    },
+  },
+});
+"#;
+    hostile_scripted_plugin_fails_its_own_calls(
+        h,
+        "ts-hostile",
+        &[("src/plugin.ts", source)],
+        (500, 32),
+    );
+}
+
+#[test]
+fn python_plugin_limits_hold() {
+    let (h, _g) = shared();
+    let source = r#"from wabp_plugin import ActionPlugin, action
+
+
+class Action(ActionPlugin):
+    @action("Answers")
+    def py_hostile_fine(self, params, context):
+        return "fine"
+
+    @action("Loops forever")
+    def py_hostile_spin(self, params, context):
+        while True:
+            pass
+
+    @action("Raises")
+    def py_hostile_throw(self, params, context):
+        raise ValueError("boom")
+
+    @action("Allocates without bound")
+    def py_hostile_hog(self, params, context):
+        kept = []
+        while True:
+            kept.append(bytearray(1 << 20))
+"#;
+    hostile_scripted_plugin_fails_its_own_calls(
+        h,
+        "py-hostile",
+        &[("app.py", source)],
+        (3000, 160),
+    );
+}
+
 #[test]
 fn build_errors_name_the_missing_piece() {
     let dir = common::temp_dir("broken-plugin");
