@@ -314,7 +314,7 @@ pub async fn run() -> anyhow::Result<()> {
     ] = &ts_builds[..]
     {
         println!(
-            "TypeScript: source → built, type-checked and load-checked (warm toolchain): {first_time:.1} s, {second_time:.1} s"
+            "TypeScript: source → built, type-checked and load-checked: {first_time:.1} s, then {second_time:.1} s (the first installs the toolchain if the cache is empty)"
         );
         let reload = ts_hot_reload(
             [(first, first_manifest), (second, second_manifest)],
@@ -326,7 +326,7 @@ pub async fn run() -> anyhow::Result<()> {
         );
     }
     if let Some((_, _, seconds)) = py_build {
-        println!("Python: source → built and load-checked (warm toolchain): {seconds:.1} s");
+        println!("Python: source → built and load-checked: {seconds:.1} s (with the toolchain install if the cache was empty)");
     }
     for extra in ["ts1", "ts2", "py", "watch"] {
         let _ = std::fs::remove_dir_all(dir.with_extension(extra));
