@@ -326,7 +326,9 @@ pub async fn run() -> anyhow::Result<()> {
         );
     }
     if let Some((_, _, seconds)) = py_build {
-        println!("Python: source → built and load-checked: {seconds:.1} s (with the toolchain install if the cache was empty)");
+        println!(
+            "Python: source → built and load-checked: {seconds:.1} s (with the toolchain install if the cache was empty)"
+        );
     }
     for extra in ["ts1", "ts2", "py", "watch"] {
         let _ = std::fs::remove_dir_all(dir.with_extension(extra));
