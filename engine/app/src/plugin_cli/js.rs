@@ -169,9 +169,8 @@ fn check_node() -> Result<(), PluginCliError> {
 }
 
 /// The toolchain folder, installed on first use: npm packages at the pinned
-/// versions, then a `.complete` marker. Installs go to a folder of their own
-/// and are renamed into place, so two builds at once never share a half
-/// install.
+/// versions, then a `.complete` marker. A lock file keeps two builds (threads
+/// or processes) from installing at once.
 pub fn ensure_toolchain(echo: bool) -> Result<PathBuf, PluginCliError> {
     // FNV-1a of the pins and the script: a new pin is a new folder.
     let mut pins: String = JS_TOOLCHAIN
@@ -192,9 +191,14 @@ pub fn ensure_toolchain(echo: bool) -> Result<PathBuf, PluginCliError> {
     }
     check_node()?;
     std::fs::create_dir_all(&root).map_err(io_error(&root))?;
-    let partial = root.join(format!(".js-{id}.{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&partial);
-    std::fs::create_dir_all(&partial).map_err(io_error(&partial))?;
+    // One install at a time, across threads and processes; whoever waited
+    // finds it done.
+    let _lock = lock(&root.join(format!(".js-{id}.lock")))?;
+    if dir.join(".complete").is_file() {
+        return Ok(dir);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(io_error(&dir))?;
     let dependencies: serde_json::Map<String, serde_json::Value> = JS_TOOLCHAIN
         .iter()
         .map(|(name, version)| (name.to_string(), (*version).into()))
@@ -206,7 +210,7 @@ pub fn ensure_toolchain(echo: bool) -> Result<PathBuf, PluginCliError> {
         "dependencies": dependencies,
     });
     let write = |name: &str, text: &str| {
-        let path = partial.join(name);
+        let path = dir.join(name);
         std::fs::write(&path, text).map_err(io_error(&path))
     };
     write("package.json", &format!("{package:#}\n"))?;
@@ -220,23 +224,26 @@ pub fn ensure_toolchain(echo: bool) -> Result<PathBuf, PluginCliError> {
     run_tool(
         Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
-            .current_dir(&partial),
+            .current_dir(&dir),
         "npm install",
         INSTALL_LIMIT,
         echo,
     )?;
+    // Last: a folder without it is an install that did not finish.
     write(".complete", "")?;
-    if std::fs::rename(&partial, &dir).is_err() {
-        // Another build finished first: use its install.
-        let _ = std::fs::remove_dir_all(&partial);
-        if !dir.join(".complete").is_file() {
-            return Err(PluginCliError::Invalid(format!(
-                "could not put the toolchain into {}",
-                dir.display()
-            )));
-        }
-    }
     Ok(dir)
+}
+
+/// Holds an exclusive lock on `path` (created) until dropped.
+pub(super) fn lock(path: &Path) -> Result<std::fs::File, PluginCliError> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io_error(path))?;
+    file.lock().map_err(io_error(path))?;
+    Ok(file)
 }
 
 /// The interface a kind exports.

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use wabp_plugin_host::{Capability, Kind, Manifest};
 
-use super::js::{toolchain_root, write_wit};
+use super::js::{lock, toolchain_root, write_wit};
 use super::tool::run_tool;
 use super::{PluginCliError, io_error};
 
@@ -98,8 +98,8 @@ fn check_python() -> Result<String, PluginCliError> {
     Ok(program)
 }
 
-/// The virtual environment with componentize-py, made on first use into a
-/// folder of its own and renamed into place.
+/// The virtual environment with componentize-py, made on first use, then a
+/// `.complete` marker.
 pub fn ensure_toolchain(echo: bool) -> Result<PathBuf, PluginCliError> {
     let pins: String = PY_TOOLCHAIN
         .iter()
@@ -113,8 +113,12 @@ pub fn ensure_toolchain(echo: bool) -> Result<PathBuf, PluginCliError> {
     }
     let program = check_python()?;
     std::fs::create_dir_all(&root).map_err(io_error(&root))?;
-    // A venv records its own path: it is made where it will stay, under a
-    // lock file, rather than renamed.
+    // A venv records its own path: it is made where it will stay, one
+    // install at a time (threads and processes), rather than renamed.
+    let _lock = lock(&root.join(format!(".py-{pins}.lock")))?;
+    if dir.join(".complete").is_file() {
+        return Ok(dir);
+    }
     let _ = std::fs::remove_dir_all(&dir);
     if echo {
         eprintln!(
