@@ -95,9 +95,7 @@ def to_wit_error(error: BaseException) -> Err:
 def _guarded(body: Callable[[], Any]) -> Any:
     try:
         return body()
-    except Err as error:
-        raise to_wit_error(error)
-    except Exception as error:
+    except Exception as error:  # host errors (`Err`) are Exceptions too
         raise to_wit_error(error)
 
 

@@ -234,6 +234,15 @@ pub fn ensure_toolchain(echo: bool) -> Result<PathBuf, PluginCliError> {
     Ok(dir)
 }
 
+/// Writes each `(file name, text)` into `dir`.
+pub(super) fn write_files(dir: &Path, files: &[(&str, &str)]) -> Result<(), PluginCliError> {
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(io_error(&path))?;
+    }
+    Ok(())
+}
+
 /// Holds an exclusive lock on `path` (created) until dropped.
 pub(super) fn lock(path: &Path) -> Result<std::fs::File, PluginCliError> {
     let file = std::fs::OpenOptions::new()
@@ -279,10 +288,7 @@ fn importable(kind: Kind) -> &'static [Capability] {
 /// even name an ungranted capability.
 pub(super) fn write_wit(dir: &Path, manifest: &Manifest) -> Result<(), PluginCliError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
-    for (name, text) in WIT_FILES {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(io_error(&path))?;
-    }
+    write_files(&dir, WIT_FILES)?;
     let interface = kind_interface(manifest.kind);
     let mut world = format!("package {WIT_PACKAGE};\n\nworld granted {{\n");
     for capability in importable(manifest.kind) {
@@ -299,10 +305,7 @@ pub(super) fn write_wit(dir: &Path, manifest: &Manifest) -> Result<(), PluginCli
 pub fn write_sdk(plugin: &Path, toolchain: &Path, echo: bool) -> Result<(), PluginCliError> {
     let sdk = plugin.join("wabp");
     std::fs::create_dir_all(&sdk).map_err(io_error(&sdk))?;
-    for (name, text) in SDK_FILES {
-        let path = sdk.join(name);
-        std::fs::write(&path, text).map_err(io_error(&path))?;
-    }
+    write_files(&sdk, SDK_FILES)?;
     let readme = sdk.join("README.md");
     std::fs::write(
         &readme,
@@ -313,10 +316,7 @@ pub fn write_sdk(plugin: &Path, toolchain: &Path, echo: bool) -> Result<(), Plug
     // SDK every kind; the build itself only links what plugin.toml grants.
     let wit = plugin.join("target").join("wabp").join("wit-all");
     std::fs::create_dir_all(&wit).map_err(io_error(&wit))?;
-    for (name, text) in WIT_FILES {
-        let path = wit.join(name);
-        std::fs::write(&path, text).map_err(io_error(&path))?;
-    }
+    write_files(&wit, WIT_FILES)?;
     let types = sdk.join("types");
     let _ = std::fs::remove_dir_all(&types);
     run_tool(

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use wabp_plugin_host::{Capability, Kind, Manifest};
 
-use super::js::{lock, toolchain_root, write_wit};
+use super::js::{lock, toolchain_root, write_files, write_wit};
 use super::tool::run_tool;
 use super::{PluginCliError, io_error};
 
@@ -215,10 +215,7 @@ pub fn build(plugin: &Path, manifest: &Manifest, echo: bool) -> Result<PathBuf, 
 
     let sdk = plugin.join("wabp").join("wabp_plugin");
     std::fs::create_dir_all(&sdk).map_err(io_error(&sdk))?;
-    for (name, text) in SDK_FILES {
-        let path = sdk.join(name);
-        std::fs::write(&path, text).map_err(io_error(&path))?;
-    }
+    write_files(&sdk, SDK_FILES)?;
     let readme = plugin.join("wabp").join("README.md");
     std::fs::write(
         &readme,
