@@ -92,6 +92,11 @@ fn site() -> &'static str {
             .route("/links.html", get(|| async { Html(LINKS_PAGE) }))
             .route("/buttons.html", get(|| async { Html(BUTTONS_PAGE) }))
             .route("/tracked.html", get(|| async { Html(TRACKED_PAGE) }))
+            .route("/fields.html", get(|| async { Html(FIELDS_PAGE) }))
+            .route("/api.html", get(|| async { Html(API_PAGE) }))
+            .route("/checkout.html", get(|| async { Html(CHECKOUT_PAGE) }))
+            .route("/slow", get(slow_answer))
+            .route("/hang", get(slow_answer))
             .route(
                 "/analytics/tag.js",
                 get(|| async {
@@ -123,6 +128,18 @@ fn site() -> &'static str {
         });
         url
     })
+}
+
+/// "done" after `?ms=` milliseconds (at most a minute).
+async fn slow_answer(uri: Uri) -> Response {
+    let ms = uri
+        .query()
+        .and_then(|q| q.strip_prefix("ms="))
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0)
+        .min(60_000);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    ([(header::ACCESS_CONTROL_ALLOW_ORIGIN, "*")], "done").into_response()
 }
 
 /// A static file of the demo shop.
@@ -201,6 +218,35 @@ button { position: absolute; left: 100px; width: 200px; height: 40px; }</style>
 <p id="out">nothing yet</p>
 <button id="near" style="top: 100px" onclick="document.querySelector('#out').textContent = 'clicked near'">Near</button>
 <button id="far" style="top: 1600px" onclick="document.querySelector('#out').textContent = 'clicked far'">Far</button>"#;
+
+/// Form fields named by a <label>, by aria-labelledby, and not at all; a button.
+const FIELDS_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>Fields</title>
+<style>body { margin: 0; font: 16px sans-serif; background: #fff; }
+input, button { position: absolute; left: 100px; width: 300px; height: 40px; border: 0; background: #fff; }
+label, span { position: absolute; left: 450px; }</style>
+<label for="email" style="top: 100px">Email</label><input id="email" style="top: 100px">
+<span id="phone-label" style="top: 200px">Phone</span><input id="phone" aria-labelledby="phone-label" style="top: 200px">
+<input id="nameless" style="top: 300px">
+<button id="go" style="top: 400px">Go</button>"#;
+
+/// A button whose handler calls the page's own API (answering after 500 ms)
+/// and sends a beacon to another site (the same server as `localhost`)
+/// that answers after 20 s.
+const API_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>API</title>
+<style>body { margin: 0; font: 16px sans-serif; } button { position: absolute; left: 100px; top: 100px; width: 200px; height: 40px; }</style>
+<p id="out">idle</p><button id="go">Go</button>
+<script>
+document.querySelector('#go').addEventListener('click', () => {
+  const other = location.origin.replace('127.0.0.1', 'localhost');
+  fetch(other + '/hang?ms=20000', { mode: 'no-cors' }).catch(() => {});
+  fetch('/slow?ms=500').then(r => r.text()).then(t => { document.querySelector('#out').textContent = t; });
+});
+</script>"#;
+
+/// A checkout page: a Pay button.
+const CHECKOUT_PAGE: &str = r#"<!doctype html><meta charset="utf-8"><title>Checkout</title>
+<style>body { margin: 0; font: 16px sans-serif; } button { position: absolute; left: 100px; top: 100px; width: 200px; height: 40px; }</style>
+<button id="pay" onclick="document.title = 'Paid'">Pay</button>"#;
 
 // ------------------------------------------------------------ helpers
 
@@ -431,74 +477,306 @@ fn link_outline_example_marks_only_external_links() {
     });
 }
 
-/// The tracker blocker (an interceptor plugin): a tracking script comes
-/// back empty, a beacon to another site is blocked, the page's own
-/// requests carry Sec-GPC; unloaded, everything goes through again.
+/// `window.results` of the tracked page once its three requests have ended.
+async fn tracked_results(h: &Harness, tab: &str) -> Value {
+    common::eventually(Duration::from_secs(10), || async {
+        let (_, body) = h
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "window.results" }),
+            )
+            .await;
+        let results = body["result"]["value"].clone();
+        (results["tag"].is_string() && results["beacon"].is_string() && results["gpc"].is_string())
+            .then_some(results)
+    })
+    .await
+    .expect("the page's requests all ended")
+}
+
+/// The tracked page's results with no interceptor: the tracker runs and collects.
+async fn tracked_without_blocker(h: &Harness) -> Value {
+    let tab = tab_at(h, &format!("{}/tracked.html", site())).await;
+    let free = tracked_results(h, &tab).await;
+    assert_eq!(
+        free,
+        json!({ "tag": "ran", "beacon": "collected", "gpc": "" })
+    );
+    h.delete(&format!("/tabs/{tab}")).await;
+    free
+}
+
+/// The tracker blocker `name` (an interceptor plugin), just built into the
+/// plugin folder: a tracking script comes back empty, a beacon to another
+/// site is blocked, the page's own requests carry Sec-GPC; unloaded,
+/// everything goes through again (`free`).
+async fn tracker_blocker_passes(h: &Harness, name: &str, free: Value) {
+    let url = format!("{}/tracked.html", site());
+    wait_loaded(h, name, "interceptor").await;
+    let tab = tab_at(h, &url).await;
+    assert_eq!(
+        tracked_results(h, &tab).await,
+        json!({ "tag": "loaded-empty", "beacon": "blocked", "gpc": "1" })
+    );
+    let (_, live) = h.get(&format!("/tabs/{tab}/network")).await;
+    assert!(
+        live.to_string().contains(&format!("plugin {name}:abort")),
+        "the blocked call names the plugin: {live}"
+    );
+    h.delete(&format!("/tabs/{tab}")).await;
+
+    // Unloaded (its folder removed): requests go through again.
+    unload(h, name).await;
+    let tab = tab_at(h, &url).await;
+    assert_eq!(tracked_results(h, &tab).await, free);
+    h.delete(&format!("/tabs/{tab}")).await;
+}
+
 #[test]
 fn tracker_blocker_example_blocks_trackers_and_sends_gpc() {
     let (h, _g) = shared();
     block_on(async {
-        let results = |tab: String| async move {
-            common::eventually(Duration::from_secs(10), || {
-                let tab = tab.clone();
-                async move {
-                    let (_, body) = h
-                        .post(
-                            &format!("/tabs/{tab}/execute"),
-                            json!({ "script": "window.results" }),
-                        )
-                        .await;
-                    let results = body["result"]["value"].clone();
-                    (results["tag"].is_string()
-                        && results["beacon"].is_string()
-                        && results["gpc"].is_string())
-                    .then_some(results)
-                }
-            })
-            .await
-            .expect("the page's requests all ended")
-        };
-        let url = format!("{}/tracked.html", site());
-        // Without it: the tracker runs and collects.
-        let tab = tab_at(h, &url).await;
-        let free = results(tab.clone()).await;
-        assert_eq!(
-            free,
-            json!({ "tag": "ran", "beacon": "collected", "gpc": "" })
-        );
-        h.delete(&format!("/tabs/{tab}")).await;
-
+        let free = tracked_without_blocker(h).await;
         let built = build_into(
             &repo().join("examples/tracker-blocker"),
             &h.server.plugin_dir,
         )
         .await;
         assert_eq!(built.provides, vec!["interceptor"]);
-        wait_loaded(h, "tracker-blocker", "interceptor").await;
-        let tab = tab_at(h, &url).await;
-        let blocked = results(tab.clone()).await;
-        assert_eq!(
-            blocked,
-            json!({ "tag": "loaded-empty", "beacon": "blocked", "gpc": "1" })
-        );
-        let (_, live) = h.get(&format!("/tabs/{tab}/network")).await;
-        assert!(
-            live.to_string().contains("plugin tracker-blocker:abort"),
-            "the blocked call names the plugin: {live}"
-        );
-        h.delete(&format!("/tabs/{tab}")).await;
+        tracker_blocker_passes(h, "tracker-blocker", free).await;
+    });
+}
 
-        // Unloaded (its folder removed): requests go through again.
-        std::fs::remove_dir_all(h.server.plugin_dir.join("tracker-blocker")).unwrap();
-        common::eventually(LOAD_LIMIT, || async {
-            let (_, list) = h.get("/plugins").await;
-            (!list.to_string().contains("tracker-blocker")).then_some(())
-        })
-        .await
-        .expect("the plugin unloads");
-        let tab = tab_at(h, &url).await;
-        assert_eq!(results(tab.clone()).await, free);
+/// The Python twin of the tracker blocker passes the same test.
+#[test]
+fn tracker_blocker_in_python_blocks_trackers_and_sends_gpc() {
+    let (h, _g) = shared();
+    let free = block_on(tracked_without_blocker(h));
+    install_example(h, "tracker-blocker-py", "provides: interceptor");
+    block_on(tracker_blocker_passes(h, "tracker-blocker-py", free));
+}
+
+/// `wabp plugin build examples/NAME` into the engine's plugin folder,
+/// through the binary; its output names what the plugin provides.
+fn install_example(h: &Harness, name: &str, provides: &str) {
+    let (ok, out) = wabp_plugin(
+        &["build"],
+        &[
+            &repo().join("examples").join(name),
+            Path::new("--install-dir"),
+            &h.server.plugin_dir,
+        ],
+    );
+    assert!(ok && out.contains(provides), "{out}");
+}
+
+/// The Python markup renderer: fields with a name (a <label>, or
+/// aria-labelledby) outlined solid blue, a field without one dashed red,
+/// anything else left alone.
+#[test]
+fn field_check_in_python_outlines_fields_by_whether_they_are_named() {
+    let (h, _g) = shared();
+    install_example(h, "field-check", "provides: form_fields");
+    block_on(async {
+        wait_loaded(h, "field-check", "form_fields").await;
+        let tab = tab_at(h, &format!("{}/fields.html", site())).await;
+        let plain = screenshot(h, &tab, &[]).await;
+        let marked = screenshot(h, &tab, &["form_fields"]).await;
+        let (blue, red) = ([37, 99, 235], [220, 38, 38]);
+        // Along each field's top edge, right of where its label goes.
+        let edge = |shot: &Value, y: u32, color: [u8; 3]| {
+            (260..395)
+                .filter(|x| near(pixel(shot, *x, y), color))
+                .count()
+        };
+        for y in [100, 200] {
+            assert_eq!(edge(&plain, y, blue), 0, "no outline without the tag");
+            assert!(
+                edge(&marked, y, blue) > 120,
+                "named field at {y} outlined solid blue: {} of 135",
+                edge(&marked, y, blue)
+            );
+        }
+        let dashes = edge(&marked, 300, red);
+        assert!(
+            (30..110).contains(&dashes),
+            "nameless field dashed red: {dashes} of 135"
+        );
+        let (before, after) = (pixel(&plain, 250, 400), pixel(&marked, 250, 400));
+        assert!(
+            near(after, before) && !near(after, red) && !near(after, blue),
+            "the button untouched: {after:?}"
+        );
         h.delete(&format!("/tabs/{tab}")).await;
+        unload(h, "field-check").await;
+    });
+}
+
+/// The TypeScript wait heuristic: a click ends once the page's own API call
+/// has answered, while another site's beacon is still loading.
+#[test]
+fn api_settled_in_typescript_waits_for_the_pages_own_calls_only() {
+    let (h, _g) = shared();
+    install_example(h, "api-settled", "provides: api_settled");
+    block_on(async {
+        wait_loaded(h, "api-settled", "api_settled").await;
+        let tab = tab_at(h, &format!("{}/api.html", site())).await;
+        let click = |x: u32, y: u32, wait: Value| {
+            let path = format!("/tabs/{tab}/click");
+            let body =
+                json!({ "x": x, "y": y, "screenshot": { "area": "none" }, "wait_until": wait });
+            async move { h.post(&path, body).await }
+        };
+        let (status, err) = click(5, 5, json!({ "type": "api_settled", "quiet_ms": -1 })).await;
+        assert_eq!(status, 400, "{err}");
+        assert!(err["error"].as_str().unwrap().contains("quiet_ms"), "{err}");
+
+        let (status, env) = click(5, 5, json!({ "type": "api_settled" })).await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["timing"]["wait_reason"], "no_api_calls", "{env}");
+
+        let (status, env) =
+            click(200, 120, json!({ "type": "api_settled", "quiet_ms": 200 })).await;
+        assert_eq!(status, 200, "{env}");
+        assert_eq!(env["timing"]["wait_reason"], "api_settled", "{env}");
+        assert_eq!(
+            h.eval(&tab, "document.querySelector('#out').textContent")
+                .await,
+            "done",
+            "the API call answered and its handler ran before the click returned"
+        );
+        assert_eq!(
+            h.eval(
+                &tab,
+                "performance.getEntriesByType('resource').some(e => e.name.includes('/hang'))"
+            )
+            .await,
+            false,
+            "the other site's beacon was still loading"
+        );
+        h.delete(&format!("/tabs/{tab}")).await;
+        unload(h, "api-settled").await;
+    });
+}
+
+/// The TypeScript approval policy, on an engine of its own with a policy
+/// file: other hosts denied, a click on a checkout page waits for a
+/// person's approval, scripts refused there, reads and trusted users not.
+#[test]
+fn checkout_guard_in_typescript_keeps_to_its_hosts_and_asks_before_paying() {
+    let (h, _g) = shared();
+    let plugins = common::temp_dir("guard-plugins");
+    let (ok, out) = wabp_plugin(
+        &["build"],
+        &[
+            &repo().join("examples/checkout-guard"),
+            Path::new("--install-dir"),
+            &plugins,
+        ],
+    );
+    assert!(ok && out.contains("provides: policy"), "{out}");
+    let policy = common::temp_dir("guard").join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[checkout_guard]\nallowed_hosts = [\"127.0.0.1\"]\nguarded_paths = [\"/checkout\"]\ntrusted_users = [\"alice\"]\n",
+    )
+    .unwrap();
+    block_on(async {
+        let server = common::start_server_with(plugins, |o| o.policy_file = Some(policy)).await;
+        let g = &h.with_server(server);
+        wait_loaded(g, "checkout-guard", "policy").await;
+        let shop = site();
+        let tab = tab_at(g, &format!("{shop}/buttons.html")).await;
+        let (status, body) = g
+            .post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": format!("{shop}/buttons.html").replace("127.0.0.1", "localhost") }),
+            )
+            .await;
+        assert_eq!(
+            (status, &body["code"]),
+            (403, &json!("POLICY_DENIED")),
+            "{body}"
+        );
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .contains("checkout-guard: localhost is not one of the allowed hosts"),
+            "{body}"
+        );
+        let pay = json!({ "x": 200, "y": 120, "screenshot": { "area": "none" } });
+        let (status, body) = g.post(&format!("/tabs/{tab}/click"), pay.clone()).await;
+        assert_eq!(
+            status, 200,
+            "not a checkout page: no question asked: {body}"
+        );
+
+        navigate(g, &tab, &format!("{shop}/checkout.html")).await;
+        let (status, asked) = g.post(&format!("/tabs/{tab}/click"), pay.clone()).await;
+        assert_eq!(
+            (status, &asked["code"]),
+            (403, &json!("APPROVAL_REQUIRED")),
+            "{asked}"
+        );
+        assert!(
+            asked["prompt"]
+                .as_str()
+                .unwrap()
+                .contains("/checkout.html (a /checkout page) needs a person's approval"),
+            "{asked}"
+        );
+        // Read through a read: the caller's scripts are refused on this page.
+        let title =
+            |tab: String| async move { g.get(&format!("/tabs/{tab}")).await.1["title"].clone() };
+        assert_eq!(title(tab.clone()).await, "Checkout");
+        let (status, body) = g
+            .post(
+                &format!("/tabs/{tab}/execute"),
+                json!({ "script": "document.querySelector('#pay').click()" }),
+            )
+            .await;
+        assert_eq!(
+            (status, &body["code"]),
+            (403, &json!("POLICY_DENIED")),
+            "{body}"
+        );
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .contains("a script could pay"),
+            "{body}"
+        );
+        let (status, _) = g.post(&format!("/tabs/{tab}/screenshot"), json!({})).await;
+        assert_eq!(status, 200, "reads are allowed on a checkout page");
+
+        let id = asked["approval_id"].as_str().unwrap();
+        let (status, decided) = g
+            .post(&format!("/approvals/{id}"), json!({ "approve": true }))
+            .await;
+        assert_eq!(status, 200, "{decided}");
+        let mut approved = pay.clone();
+        approved["approval_id"] = json!(id);
+        let (status, body) = g.post(&format!("/tabs/{tab}/click"), approved).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(title(tab.clone()).await, "Paid");
+
+        // A trusted user pays without asking.
+        let (status, alices) = g
+            .post(
+                "/tabs",
+                json!({ "userId": "alice", "url": format!("{shop}/checkout.html") }),
+            )
+            .await;
+        assert_eq!(status, 201, "{alices}");
+        let alices = alices["id"].as_str().unwrap();
+        let mut hers = pay.clone();
+        hers["userId"] = json!("alice");
+        let (status, body) = g.post(&format!("/tabs/{alices}/click"), hers).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(title(format!("{alices}?userId=alice")).await, "Paid");
+        g.server.app.shutdown(Duration::from_secs(5)).await;
     });
 }
 
@@ -659,18 +937,10 @@ fn shop_packs_in_rust_and_typescript_log_in_fill_the_cart_and_read_it() {
         shop_pack_passes(h, "shop-pack").await;
         unload(h, "shop-pack").await;
     });
-    let (ok, out) = wabp_plugin(
-        &["build"],
-        &[
-            &repo().join("examples/shop-pack-ts"),
-            Path::new("--install-dir"),
-            &h.server.plugin_dir,
-        ],
-    );
-    assert!(ok, "{out}");
-    assert!(
-        out.contains("provides: shop_log_in, shop_add_to_cart, shop_cart"),
-        "{out}"
+    install_example(
+        h,
+        "shop-pack-ts",
+        "provides: shop_log_in, shop_add_to_cart, shop_cart",
     );
     block_on(async {
         shop_pack_passes(h, "shop-pack-ts").await;
@@ -985,33 +1255,13 @@ fn scripted_scaffolds_build_load_and_run(
         assert!(ok, "{out}");
         wait_loaded(h, &interceptor, "interceptor").await;
         let tab = tab_at(h, &format!("{}/tracked.html", site())).await;
-        let results = common::eventually(Duration::from_secs(10), || async {
-            let (_, body) = h
-                .post(
-                    &format!("/tabs/{tab}/execute"),
-                    json!({ "script": "window.results" }),
-                )
-                .await;
-            let results = body["result"]["value"].clone();
-            (results["tag"].is_string()
-                && results["beacon"].is_string()
-                && results["gpc"].is_string())
-            .then_some(results)
-        })
-        .await
-        .expect("the page's requests all ended");
+        let results = tracked_results(h, &tab).await;
         assert_eq!(
             results,
             json!({ "tag": "failed", "beacon": "blocked", "gpc": "1" })
         );
         h.delete(&format!("/tabs/{tab}")).await;
-        std::fs::remove_dir_all(plugins.join(&interceptor)).unwrap();
-        common::eventually(LOAD_LIMIT, || async {
-            let (_, list) = h.get("/plugins").await;
-            (!list.to_string().contains(&interceptor)).then_some(())
-        })
-        .await
-        .expect("the interceptor unloads");
+        unload(h, &interceptor).await;
     });
     dirs
 }

@@ -2,10 +2,10 @@
 // the bindings generated from wit/ (wabp/types/). One helper per plugin kind
 // turns plain objects into the interface the engine calls; errors become the
 // WIT `plugin-error` the engine maps to an HTTP status and an ABP code.
-// Host capabilities live in their own modules (`@wabp/plugin/input`, `/page`,
-// `/script`, `/navigation`, `/clock`): import only what plugin.toml grants.
+// Host capabilities live in their own modules (`@wabp/plugin/log`, `/input`,
+// `/page`, `/script`, `/navigation`, `/clock`): import only what plugin.toml
+// grants.
 
-import { write } from "wabp:plugin/log@0.1.0";
 import type * as types from "wabp:plugin/types@0.1.0";
 import type * as markupWit from "wabp:plugin/markup@0.1.0";
 import type * as waitWit from "wabp:plugin/wait@0.1.0";
@@ -105,14 +105,6 @@ function guarded<T>(body: () => T): T {
   }
 }
 
-/** The engine's log, tagged with the plugin's name. */
-export const log = {
-  debug: (message: string) => write("debug", message),
-  info: (message: string) => write("info", message),
-  warn: (message: string) => write("warn", message),
-  error: (message: string) => write("error", message),
-};
-
 // ---- Actions ---------------------------------------------------------------
 
 /** What an action is called with besides its params. */
@@ -192,6 +184,11 @@ export function outline(rect: Rect, stroke: Color, width = 2, dash: number[] = [
 /** A text label with its top-left corner at (x, y). */
 export function label(x: number, y: number, text: string, color: Color, background?: Color, size = 12): Shape {
   return { tag: "label", val: { x, y, text, color, background, size } };
+}
+
+/** A straight line from (x1, y1) to (x2, y2), `width` px wide. */
+export function line(x1: number, y1: number, x2: number, y2: number, color: Color, width = 2): Shape {
+  return { tag: "line", val: { x1, y1, x2, y2, color, width } };
 }
 
 /** The `markup` export of a markup plugin. */

@@ -517,14 +517,26 @@ fn check_policy(table: &toml::Table) -> Result<(), String> {
                     strings(&format!("{key}.{list}"), value)?;
                 }
             }
+            // Any other table belongs to a policy plugin (`[checkout_guard]`),
+            // unless its name is a typo of a standard key.
+            other if value.is_table() && !near_standard(other) => {
+                tracing::info!("policy file: [{other}] is left to policy plugins");
+            }
             other => {
                 return Err(format!(
-                    "unknown key {other:?} (read_only_users, script, ask, [navigation], [curl])"
+                    "unknown key {other:?} (read_only_users, script, ask, [navigation], [curl], or a table of a policy plugin's own)"
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// Within two edits of a standard policy key.
+fn near_standard(key: &str) -> bool {
+    ["read_only_users", "script", "ask", "navigation", "curl"]
+        .iter()
+        .any(|standard| strsim::levenshtein(key, standard) <= 2)
 }
 
 /// Keeps history under `max_bytes`: at start, then every minute, while the
@@ -720,11 +732,24 @@ mod tests {
                 "read_only_users is a list of strings",
             ),
             ("deny = [\"x\"]", "unknown key \"deny\""),
+            ("[navigaton]\nallow = [\"a\"]", "unknown key \"navigaton\""),
+            ("[crl]\nallow = [\"a\"]", "unknown key \"crl\""),
         ] {
             std::fs::write(&bad, text).unwrap();
             let err = read_policy(&bad).unwrap_err().to_string();
             assert!(err.contains(says), "{text}: {err}");
         }
+        // A policy plugin's own table is handed on as it is.
+        std::fs::write(
+            &bad,
+            "[checkout_guard]\nallowed_hosts = [\"shop.example\"]\n",
+        )
+        .unwrap();
+        let json: serde_json::Value = serde_json::from_str(&read_policy(&bad).unwrap()).unwrap();
+        assert_eq!(
+            json["checkout_guard"]["allowed_hosts"],
+            serde_json::json!(["shop.example"])
+        );
         let _ = std::fs::remove_file(bad);
     }
 }

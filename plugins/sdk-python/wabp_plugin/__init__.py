@@ -5,8 +5,8 @@ A plugin is a module `app` with one class named after its kind's interface:
 `Action`, `Markup`, `Wait`, `Policy` or `Interceptor`, subclassing the base
 class here. Errors become the WIT `plugin-error` the engine maps to an HTTP
 status and an ABP code. Host capabilities live in their own modules
-(`wabp_plugin.input`, `.page`, `.script`, `.navigation`, `.clock`): import
-only what plugin.toml grants.
+(`wabp_plugin.log`, `.input`, `.page`, `.script`, `.navigation`, `.clock`):
+import only what plugin.toml grants.
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional
 
 from componentize_py_types import Err
-from wit_world.imports import log as _log
 from wit_world.imports import types as _types
 
 __all__ = [
-    "PluginError", "log", "ActionPlugin", "action", "Context",
-    "MarkupPlugin", "rgba", "outline", "label",
+    "PluginError", "ActionPlugin", "action", "Context",
+    "MarkupPlugin", "rgba", "outline", "label", "line", "flags",
     "WaitPlugin", "wait", "pending", "done", "kind_of",
     "PolicyPlugin", "allow", "deny", "ask",
     "InterceptorPlugin", "proceed", "abort", "fulfill", "header",
@@ -97,26 +96,6 @@ def _guarded(body: Callable[[], Any]) -> Any:
         return body()
     except Exception as error:  # host errors (`Err`) are Exceptions too
         raise to_wit_error(error)
-
-
-class log:
-    """The engine's log, tagged with the plugin's name."""
-
-    @staticmethod
-    def debug(message: str) -> None:
-        _log.write(_log.Level.DEBUG, message)
-
-    @staticmethod
-    def info(message: str) -> None:
-        _log.write(_log.Level.INFO, message)
-
-    @staticmethod
-    def warn(message: str) -> None:
-        _log.write(_log.Level.WARN, message)
-
-    @staticmethod
-    def error(message: str) -> None:
-        _log.write(_log.Level.ERROR, message)
 
 
 def _schema_text(schema: Dict[str, Any]) -> str:
@@ -199,6 +178,18 @@ def label(x: float, y: float, text: str, color, background=None, size: float = 1
     """A text label with its top-left corner at (x, y)."""
     from wit_world.exports import markup as wit
     return wit.Shape_Label(wit.LabelShape(x=x, y=y, text=text, color=color, background=background, size=size))
+
+
+def line(x1: float, y1: float, x2: float, y2: float, color, width: float = 2.0):
+    """A straight line from (x1, y1) to (x2, y2), `width` px wide."""
+    from wit_world.exports import markup as wit
+    return wit.Shape_Line(wit.LineShape(x1=x1, y1=y1, x2=x2, y2=y2, color=color, width=width))
+
+
+def flags(element) -> frozenset:
+    """An element's flags by name: any of "clickable", "typeable",
+    "scrollable", "focused"."""
+    return frozenset(flag.name.lower() for flag in type(element.flags) if flag in element.flags)
 
 
 class MarkupPlugin:

@@ -45,6 +45,7 @@ pub const SDK_FILES: &[(&str, &str)] = &[
         "index.ts",
         include_str!("../../../../plugins/sdk-ts/index.ts"),
     ),
+    ("log.ts", include_str!("../../../../plugins/sdk-ts/log.ts")),
     (
         "input.ts",
         include_str!("../../../../plugins/sdk-ts/input.ts"),

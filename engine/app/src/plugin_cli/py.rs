@@ -31,6 +31,10 @@ pub const SDK_FILES: &[(&str, &str)] = &[
         include_str!("../../../../plugins/sdk-python/wabp_plugin/__init__.py"),
     ),
     (
+        "log.py",
+        include_str!("../../../../plugins/sdk-python/wabp_plugin/log.py"),
+    ),
+    (
         "input.py",
         include_str!("../../../../plugins/sdk-python/wabp_plugin/input.py"),
     ),
@@ -165,7 +169,7 @@ fn imported_capabilities(source: &str) -> Vec<Capability> {
         };
         for name in names {
             if let Some(capability) = Capability::from_interface(name.trim()) {
-                if capability != Capability::Log && !found.contains(&capability) {
+                if !found.contains(&capability) {
                     found.push(capability);
                 }
             }
@@ -186,7 +190,8 @@ fn check_grants(plugin: &Path, manifest: &Manifest) -> Result<(), PluginCliError
         }
         let source = std::fs::read_to_string(&path).map_err(io_error(&path))?;
         for capability in imported_capabilities(&source) {
-            let allowed = manifest.kind == Kind::Action && manifest.grants(capability);
+            let allowed = manifest.grants(capability)
+                && (manifest.kind == Kind::Action || capability == Capability::Log);
             if !allowed {
                 return Err(PluginCliError::Refused(format!(
                     "{} imports wabp_plugin.{name} (wabp:plugin/{name}), which plugin.toml does not grant: add \"{name}\" to capabilities{only}",
@@ -269,6 +274,7 @@ mod tests {
         assert_eq!(
             imported_capabilities(source),
             vec![
+                Capability::Log,
                 Capability::Input,
                 Capability::Page,
                 Capability::Script,

@@ -24,6 +24,11 @@ const COLLECT_FN: &str = concat!(
     device_scale_factor: devicePixelRatio };
   const TYPE = 'input:not([type]),input[type=text],input[type=email],input[type=password],input[type=search],input[type=tel],input[type=url],input[type=number],input[type=date],input[type=datetime-local],input[type=month],input[type=week],input[type=time],textarea,[contenteditable=""],[contenteditable=true]';
   const CLICK = 'a[href],button,input[type=button],input[type=submit],input[type=reset],input[type=checkbox],input[type=radio],input[type=image],input[type=file],input[type=color],input[type=range],select,summary,details,label[for],[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[role=switch],[role=combobox],[onclick],[tabindex]:not([tabindex="-1"])';
+  // The accessible name's first sources: aria-labelledby, then a form
+  // field's <label>s.
+  const labelledBy = el => (el.getAttribute('aria-labelledby') || '').split(/\s+/)
+    .map(id => id && document.getElementById(id)).filter(Boolean).map(l => l.innerText).join(' ').trim();
+  const labelText = el => el.labels && el.labels.length ? Array.from(el.labels).map(l => l.innerText).join(' ').trim() : '';
   const focused = document.activeElement;
   const elements = [];
   const all = document.body ? document.body.querySelectorAll('*') : [];
@@ -43,7 +48,7 @@ const COLLECT_FN: &str = concat!(
     if (r.width <= 0 || r.height <= 0 || r.right < 0 || r.bottom < 0 || r.left > W || r.top > H) continue;
     const s = getComputedStyle(el);
     if (s.visibility === 'hidden' || s.display === 'none') continue;
-    const name = String(el.getAttribute('aria-label') || el.innerText || el.value || el.getAttribute('placeholder') || el.getAttribute('title') || '').trim().slice(0, 80);
+    const name = String(labelledBy(el) || el.getAttribute('aria-label') || labelText(el) || el.innerText || el.value || el.getAttribute('placeholder') || el.getAttribute('title') || '').trim().slice(0, 80);
     elements.push({ index: numberOf(el), rect: { x: r.x, y: r.y, width: r.width, height: r.height },
       tag: el.tagName.toLowerCase(), role: el.getAttribute('role') || '', name,
       href: el.href ? String(el.href) : null, clickable, typeable, scrollable, focused: isFocused });
