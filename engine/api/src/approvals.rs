@@ -114,8 +114,15 @@ impl Approvals {
         asked
     }
 
-    fn ask(&self, operation: &str, input: &Value, caller: &Caller, prompt: &str) -> Error {
-        let id = wabp_core::ids::random_id("apr");
+    fn ask(
+        &self,
+        engine: &wabp_core::ids::EngineId,
+        operation: &str,
+        input: &Value,
+        caller: &Caller,
+        prompt: &str,
+    ) -> Error {
+        let id = engine.new_id("apr");
         let mut asked = self.asked();
         if asked.len() >= MAX_APPROVALS
             && let Some(oldest) = asked
@@ -281,11 +288,13 @@ impl crate::Ctx {
             }
         }
         match ask {
-            Some(prompt) => {
-                Err(self
-                    .approvals
-                    .ask(door.operation, door.input, door.caller, &prompt))
-            }
+            Some(prompt) => Err(self.approvals.ask(
+                &self.engine.engine_id(),
+                door.operation,
+                door.input,
+                door.caller,
+                &prompt,
+            )),
             None => Ok(()),
         }
     }

@@ -39,6 +39,10 @@ pub trait Backend: Send + Sync + 'static {
     fn default_launch(&self) -> BrowserOptions;
     /// Where the session keeps history, downloads and uploads.
     fn session_dir(&self) -> PathBuf;
+    /// This engine's name in a fleet; the ids it hands out end in it.
+    fn engine_id(&self) -> wabp_core::ids::EngineId;
+    /// Operations in flight, and whether the engine is draining.
+    fn drain(&self) -> Arc<wabp_core::drain::Drain>;
     async fn activate_tab(&self, caller: &Caller, tab_id: &str) -> Result<answers::Activated>;
     fn active_tab(&self, caller: &Caller) -> Option<String>;
     async fn add_intercept_rule(&self, caller: &Caller, rule: NewRule) -> Result<InterceptRule>;
@@ -287,6 +291,14 @@ impl Backend for Arc<Engine> {
 
     fn session_dir(&self) -> PathBuf {
         self.config.session_dir.clone()
+    }
+
+    fn engine_id(&self) -> wabp_core::ids::EngineId {
+        Engine::engine_id(self).clone()
+    }
+
+    fn drain(&self) -> Arc<wabp_core::drain::Drain> {
+        Engine::drain(self).clone()
     }
 
     async fn activate_tab(&self, caller: &Caller, tab_id: &str) -> Result<answers::Activated> {

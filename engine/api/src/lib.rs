@@ -361,6 +361,8 @@ impl Operation {
     /// request's) cancels `ctx.hang_up`: an action still completes and is
     /// recorded, a wait ends at once and frees its tab.
     pub async fn run(&self, mut ctx: Ctx, mut input: Value) -> Result<Output> {
+        // Counted until it answers: a draining engine waits for it.
+        let _in_flight = ctx.engine.drain().begin();
         let hang_up = tokio_util::sync::CancellationToken::new();
         ctx.hang_up = hang_up.clone();
         let _cancel_on_drop = hang_up.drop_guard();

@@ -85,6 +85,7 @@ pub struct FakeEngine {
     tabs: Mutex<Vec<FakeTab>>,
     active: Mutex<Vec<(Option<String>, String)>>,
     next: Mutex<u32>,
+    drain: Arc<wabp_core::drain::Drain>,
 }
 
 impl FakeEngine {
@@ -94,6 +95,7 @@ impl FakeEngine {
             tabs: Mutex::new(Vec::new()),
             active: Mutex::new(Vec::new()),
             next: Mutex::new(0),
+            drain: Default::default(),
         }
     }
 
@@ -131,6 +133,14 @@ impl Backend for FakeEngine {
 
     fn session_dir(&self) -> PathBuf {
         std::env::temp_dir()
+    }
+
+    fn engine_id(&self) -> wabp_core::ids::EngineId {
+        wabp_core::ids::EngineId::new("fake").expect("a valid engine id")
+    }
+
+    fn drain(&self) -> Arc<wabp_core::drain::Drain> {
+        self.drain.clone()
     }
 
     async fn list_tabs(&self, caller: &Caller) -> Result<Vec<TabSummary>> {

@@ -105,6 +105,12 @@ pub struct Options {
     /// Launch the browser with the engine (`--no-browser`: not until
     /// `POST /browser/start` or the browser tool's `start`).
     pub browser_at_start: bool,
+    /// This engine's name in a fleet (`--engine-id`, default the host
+    /// name): tab and other ids end in it, and a balancer routes by it.
+    pub engine_id: wabp_core::ids::EngineId,
+    /// On SIGTERM, how long actions in flight may take to finish before the
+    /// engine closes its tabs and exits (`--drain-secs`).
+    pub drain: std::time::Duration,
 }
 
 impl Options {
@@ -132,6 +138,8 @@ impl Options {
             allowed_origins: Vec::new(),
             extra_schemes: Vec::new(),
             browser_at_start: true,
+            engine_id: wabp_core::ids::EngineId::from_host_name(),
+            drain: std::time::Duration::from_secs(30),
         }
     }
 }
@@ -161,6 +169,8 @@ pub struct App {
     mcp_shutdown: wabp_mcp::ShutdownToken,
     /// Launch the browser now, or leave it to `browser_start` (`--no-browser`).
     pub browser_at_start: bool,
+    /// On SIGTERM, how long operations in flight may take (`--drain-secs`).
+    pub drain_bound: std::time::Duration,
     _watch: Option<WatchHandle>,
 }
 
@@ -237,6 +247,7 @@ impl App {
                     ..BrowserOptions::default()
                 },
                 session_dir: options.session_dir.clone(),
+                engine_id: options.engine_id.clone(),
                 pause: options.pause,
                 user_limits: options.user_limits,
                 extra_schemes: options.extra_schemes.clone(),
@@ -292,6 +303,7 @@ impl App {
             mcp,
             mcp_shutdown: wabp_mcp::ShutdownToken::new(),
             browser_at_start: options.browser_at_start,
+            drain_bound: options.drain,
             _watch: watch,
         })
     }
@@ -379,7 +391,38 @@ impl App {
             ))
             .layer(axum::middleware::from_fn(session_end_is_no_content))
             .layer(axum::middleware::from_fn(single_answer_as_json));
-        self.api_router().merge(mcp)
+        self.api_router().merge(mcp).merge(self.health_router())
+    }
+
+    /// `GET /healthz` (the process answers) and `GET /readyz` (it takes new
+    /// sessions: browser up, not draining), at the root for probes and
+    /// balancers, without a token.
+    fn health_router(&self) -> Router {
+        use axum::http::{HeaderValue, StatusCode, header};
+        use axum::response::IntoResponse;
+        let engine = self.engine.clone();
+        Router::new()
+            .route(
+                "/healthz",
+                axum::routing::get(|| async { axum::Json(serde_json::json!({ "alive": true })) }),
+            )
+            .route(
+                "/readyz",
+                axum::routing::get(move || {
+                    let readiness = engine.readiness();
+                    async move {
+                        let mut response = axum::Json(&readiness).into_response();
+                        if !readiness.ready {
+                            *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+                            response.headers_mut().insert(
+                                header::RETRY_AFTER,
+                                HeaderValue::from_static(wabp_rest::RETRY_AFTER_SECS),
+                            );
+                        }
+                        response
+                    }
+                }),
+            )
     }
 
     fn api_router(&self) -> Router {
@@ -420,6 +463,9 @@ impl App {
         let mcp_shutdown = self.mcp_shutdown.clone();
         let shutdown = self.shutdown.clone();
         let engine = self.engine.clone();
+        let draining = self.engine.clone();
+        let drain_bound = self.drain_bound;
+        let history = self.history.clone();
         // An answer goes out at once, not after the client's acknowledgement
         // of the one before.
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
@@ -434,26 +480,72 @@ impl App {
         .with_graceful_shutdown(async move {
             let mut terminate =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-            let terminated = async {
-                match terminate.as_mut() {
-                    Some(signal) => {
-                        signal.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
+            let signalled = tokio::select! {
+                _ = shutdown.notified() => false,
+                _ = tokio::signal::ctrl_c() => true,
+                _ = next_signal(&mut terminate) => true,
             };
-            tokio::select! {
-                _ = shutdown.notified() => {}
-                _ = tokio::signal::ctrl_c() => {}
-                _ = terminated => {}
+            if signalled {
+                drain(&draining, drain_bound, terminate).await;
             }
             // Open MCP streams would hold the graceful shutdown forever.
             mcp_shutdown.cancel();
         })
         .await?;
         engine.shutdown(std::time::Duration::from_secs(5)).await;
+        // Everything recorded reaches the database before the process ends.
+        if let Some(session) = history.current_session_id()
+            && let Err(e) = history.end_session(&session).await
+        {
+            tracing::warn!("ending the history session: {e}");
+        }
+        if let Err(e) = history.close().await {
+            tracing::warn!("closing history: {e}");
+        }
         Ok(())
     }
+}
+
+/// The next SIGTERM (never, when it can't be watched).
+async fn next_signal(terminate: &mut Option<tokio::signal::unix::Signal>) {
+    match terminate.as_mut() {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending::<()>().await,
+    }
+}
+
+/// The first SIGTERM (or ctrl-c): not ready and no new sessions from now
+/// on; operations in flight get up to `bound` to finish. A second signal
+/// ends the process at once.
+async fn drain(
+    engine: &Engine,
+    bound: std::time::Duration,
+    mut terminate: Option<tokio::signal::unix::Signal>,
+) {
+    engine.drain().start();
+    tracing::info!(
+        in_flight = engine.drain().in_flight(),
+        "draining: no new sessions; operations in flight have up to {} s",
+        bound.as_secs()
+    );
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = next_signal(&mut terminate) => {}
+        }
+        tracing::warn!("a second signal while draining: exiting at once");
+        std::process::exit(1);
+    });
+    let started = std::time::Instant::now();
+    let settled = engine.drain().settled(bound).await;
+    tracing::info!(
+        settled,
+        in_flight = engine.drain().in_flight(),
+        "drained in {} ms; closing the tabs",
+        started.elapsed().as_millis()
+    );
 }
 
 /// A policy file (TOML) as the JSON policy plugins read.

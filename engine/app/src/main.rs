@@ -72,12 +72,30 @@ struct McpArgs {
     user_id: Option<String>,
 }
 
+fn parse_engine_id(value: &str) -> Result<wabp_core::ids::EngineId, String> {
+    wabp_core::ids::EngineId::new(value)
+}
+
 #[derive(clap::Args)]
 struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1", env = "WABP_HOST")]
     host: String,
     #[arg(long, default_value_t = 8222, env = "WABP_PORT")]
     port: u16,
+    /// This engine's name in a fleet: tab, download and other ids end in
+    /// it, so a load balancer can route by it (default: the host name).
+    #[arg(long, value_name = "ID", env = "WABP_ENGINE_ID", value_parser = parse_engine_id)]
+    engine_id: Option<wabp_core::ids::EngineId>,
+    /// On SIGTERM: stop taking new sessions, let actions in flight finish
+    /// for up to this many seconds, close the tabs, flush history, exit 0.
+    /// A second SIGTERM exits at once.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 30,
+        env = "WABP_DRAIN_SECS"
+    )]
+    drain_secs: u64,
     /// Launch this Chromium executable instead of finding one.
     #[arg(long, value_name = "PATH", conflicts_with = "connect")]
     chrome: Option<PathBuf>,
@@ -294,6 +312,10 @@ fn engine_options(args: ServeArgs) -> anyhow::Result<(Options, bool)> {
         allowed_origins: args.allow_origin,
         extra_schemes: args.allow_scheme,
         browser_at_start: !args.no_browser,
+        engine_id: args
+            .engine_id
+            .unwrap_or_else(wabp_core::ids::EngineId::from_host_name),
+        drain: std::time::Duration::from_secs(args.drain_secs),
     };
     Ok((options, loopback))
 }

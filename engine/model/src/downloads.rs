@@ -205,7 +205,7 @@ impl Downloads {
             return;
         }
         records.push(Download {
-            id: crate::ids::random_id("dl"),
+            id: crate::ids::sibling_id("dl", &tab_id),
             guid: guid.to_string(),
             tab_id,
             user_id,

@@ -53,6 +53,11 @@ pub enum ErrorCode {
     /// What it acts on is busy with something else (a tab running an
     /// agent task).
     Conflict,
+    /// The id names another engine of the fleet, which holds it.
+    WrongEngine,
+    /// The engine is draining (shutting down): no new sessions; another
+    /// engine takes them.
+    Draining,
     Internal,
 }
 
@@ -90,6 +95,8 @@ impl ErrorCode {
             ErrorCode::ApprovalRequired => "APPROVAL_REQUIRED",
             ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ErrorCode::PluginFailed => "PLUGIN_FAILED",
+            ErrorCode::WrongEngine => "WRONG_ENGINE",
+            ErrorCode::Draining => "DRAINING",
             ErrorCode::Internal => "INTERNAL",
         }
     }
@@ -170,6 +177,26 @@ impl Error {
     }
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::Internal, message)
+    }
+    /// `id` (a tab, download, ...) is held by engine `holder`, not this one.
+    pub fn wrong_engine(id: &str, holder: &str) -> Self {
+        let mut details = serde_json::Map::new();
+        details.insert("engine".into(), holder.into());
+        Self::new(
+            ErrorCode::WrongEngine,
+            format!(
+                "{} is held by engine {holder}, not this one; send it there",
+                cut(id)
+            ),
+        )
+        .with_details(details)
+    }
+    /// While draining: no new tabs here.
+    pub fn draining() -> Self {
+        Self::new(
+            ErrorCode::Draining,
+            "this engine is shutting down and takes no new sessions; try another engine",
+        )
     }
     pub fn tab_not_found(tab_id: &str) -> Self {
         Self::new(

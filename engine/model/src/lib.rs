@@ -12,6 +12,7 @@ pub mod caller;
 pub mod capture;
 pub mod clock;
 pub mod downloads;
+pub mod drain;
 pub mod error;
 pub mod events;
 pub mod ids;

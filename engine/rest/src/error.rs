@@ -28,9 +28,20 @@ impl IntoResponse for ApiError {
         if let (Some(details), Some(fields)) = (self.0.details, body.as_object_mut()) {
             fields.extend(*details);
         }
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            // A balancer or client may try again, here or elsewhere.
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static(RETRY_AFTER_SECS),
+            );
+        }
+        response
     }
 }
+
+/// What a 503 asks a client to wait before trying again.
+pub const RETRY_AFTER_SECS: &str = "2";
 
 /// The HTTP status of each kind of failure.
 pub fn status_of(code: ErrorCode) -> StatusCode {
@@ -57,7 +68,8 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
             StatusCode::FORBIDDEN
         }
         ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        ErrorCode::NotReady => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::NotReady | ErrorCode::Draining => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::WrongEngine => StatusCode::MISDIRECTED_REQUEST,
         // The page or address the client named could not be reached: the
         // engine itself is fine.
         ErrorCode::NetworkError | ErrorCode::NavigationFailed => StatusCode::BAD_REQUEST,

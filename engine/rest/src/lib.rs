@@ -24,7 +24,7 @@ use wabp_api::{Catalogue, Method, Operation, Output, Services};
 use wabp_core::{Caller, ErrorCode};
 
 pub use caller::{Callers, resolve_caller};
-pub use error::{ApiError, error_response};
+pub use error::{ApiError, RETRY_AFTER_SECS, error_response};
 pub use guard::{ClientGuard, client_only};
 
 #[derive(Clone)]
@@ -121,6 +121,10 @@ pub fn router(state: AppState) -> Router {
             )
         })
         .layer(axum::middleware::from_fn_with_state(
+            state.services.engine.engine_id(),
+            misdirected,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
             Callers {
                 engine: state.services.engine.clone(),
                 tokens: state.tokens.clone(),
@@ -128,6 +132,25 @@ pub fn router(state: AppState) -> Router {
             resolve_caller,
         ))
         .with_state(state)
+}
+
+/// A request naming a tab, download, chooser or approval another engine of
+/// the fleet holds answers 421 `WRONG_ENGINE` with that engine's id, so the
+/// balancer or client can send it there (ids end in their engine's id).
+async fn misdirected(
+    State(engine): State<wabp_core::ids::EngineId>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let foreign = request
+        .uri()
+        .path()
+        .split('/')
+        .find_map(|segment| Some((segment, engine.foreign(segment)?)));
+    match foreign {
+        Some((id, holder)) => ApiError(wabp_core::Error::wrong_engine(id, &holder)).into_response(),
+        None => next.run(request).await,
+    }
 }
 
 /// The route's parameters (`{tab_id}`, `{id}`), decoded.

@@ -110,8 +110,46 @@ impl Engine {
         self.browser.ensure_ready()
     }
 
+    /// Operations in flight, and whether the engine is draining.
+    pub fn drain(&self) -> &Arc<crate::drain::Drain> {
+        &self.drain
+    }
+
+    /// Whether a balancer should send this engine new sessions, and if
+    /// not, why not.
+    pub fn readiness(&self) -> Readiness {
+        let status = self.status();
+        let mut reasons = Vec::new();
+        if self.drain.is_draining() {
+            reasons.push("draining".to_string());
+        }
+        if !status.ready {
+            reasons.push(format!("browser {}", status.state));
+        }
+        Readiness {
+            ready: reasons.is_empty(),
+            engine: self.config.engine_id.to_string(),
+            reasons,
+            in_flight: self.drain.in_flight(),
+            tabs: self.all_tabs().len(),
+        }
+    }
+
     pub async fn shutdown(&self, timeout: Duration) {
         self.browser.set_lifecycle(Lifecycle::ShutDown);
         self.close_browser(timeout).await;
     }
+}
+
+/// `GET /readyz`: ready for new sessions, or the reasons not.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Readiness {
+    pub ready: bool,
+    /// This engine's id (`--engine-id`).
+    pub engine: String,
+    /// Why not ready: `draining`, `browser starting`, ...
+    pub reasons: Vec<String>,
+    /// Operations running now.
+    pub in_flight: usize,
+    pub tabs: usize,
 }

@@ -86,6 +86,9 @@ pub struct EngineConfig {
     /// Keep cookie and authorization values and secret-named body fields in
     /// every view of network calls (`--record-secrets`); else redacted.
     pub record_secrets: bool,
+    /// This engine's name in a fleet (`--engine-id`): the ids it hands out
+    /// end in it.
+    pub engine_id: crate::ids::EngineId,
 }
 
 /// The folders a file chooser may upload from (`--upload-dir`), besides the
@@ -126,6 +129,8 @@ pub struct Engine {
     /// The engine's own background tasks (reaper, browser watch,
     /// interceptors) run from the first start on.
     background: AtomicBool,
+    /// Operations in flight, and whether the engine is draining.
+    drain: Arc<crate::drain::Drain>,
 }
 
 impl Engine {
@@ -145,6 +150,7 @@ impl Engine {
             action_log: RwLock::new(None),
             repairs: tokio::sync::Mutex::new(()),
             background: AtomicBool::new(false),
+            drain: Default::default(),
             config,
             registry,
         })

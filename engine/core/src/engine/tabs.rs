@@ -48,7 +48,21 @@ impl Engine {
         self.ensure_ready()?;
         self.tabs
             .of_caller(caller, tab_id)
-            .ok_or_else(|| Error::tab_not_found(tab_id))
+            .ok_or_else(|| self.not_held(tab_id, Error::tab_not_found(tab_id)))
+    }
+
+    /// `missing` for an id of this engine; for one another engine holds,
+    /// where to send it.
+    pub fn not_held(&self, id: &str, missing: Error) -> Error {
+        match self.config.engine_id.foreign(id) {
+            Some(holder) => Error::wrong_engine(id, &holder),
+            None => missing,
+        }
+    }
+
+    /// This engine's name in a fleet.
+    pub fn engine_id(&self) -> &crate::ids::EngineId {
+        &self.config.engine_id
     }
 
     /// A tab whoever owns it: for the engine's own bookkeeping only.
@@ -58,7 +72,7 @@ impl Engine {
 
     /// A random id: knowing one tab's id says nothing about another's.
     pub(super) fn next_tab_id(&self) -> String {
-        crate::ids::random_id("tab")
+        self.config.engine_id.new_id("tab")
     }
 
     /// A blank tab in `context`, frozen when execution control is on, not
@@ -104,6 +118,10 @@ impl Engine {
     }
 
     async fn open_tab_in(&self, url: &str, active: bool, user: Option<&str>) -> Result<Arc<Tab>> {
+        // A draining engine's tabs close soon: new ones belong elsewhere.
+        if self.drain.is_draining() {
+            return Err(Error::draining());
+        }
         let context = match user {
             Some(user) => {
                 self.check_tab_limit(user)?;

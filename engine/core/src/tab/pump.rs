@@ -397,7 +397,7 @@ impl Tab {
         session: Option<String>,
     ) -> Option<TabSignal> {
         let chooser = PendingFileChooser {
-            id: crate::ids::random_id("fc"),
+            id: crate::ids::sibling_id("fc", &self.id),
             backend_node_id: e.backend_node_id,
             chooser_type: match e.mode {
                 FileChooserOpenedMode::SelectSingle => "open",
@@ -426,7 +426,7 @@ impl Tab {
             .cloned()
             .unwrap_or(Value::Array(vec![]));
         let select = PendingSelect {
-            id: crate::ids::random_id("sp"),
+            id: crate::ids::sibling_id("sp", &self.id),
             token: payload
                 .get("token")
                 .and_then(Value::as_str)
@@ -473,7 +473,7 @@ impl Tab {
         let input_type = text("type");
         let color = input_type == "color";
         let picker = PendingPicker {
-            id: crate::ids::random_id(if color { "cp" } else { "dp" }),
+            id: crate::ids::sibling_id(if color { "cp" } else { "dp" }, &self.id),
             token: text("token"),
             input_type: input_type.clone(),
             realm: Realm {
