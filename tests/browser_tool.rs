@@ -343,7 +343,7 @@ fn launch_modes_binary_connect_and_a_cdp_port() {
         );
 
         // auto with a cdp_port: other tools can attach to it.
-        let port = free_port();
+        let port = common::free_port();
         ok(
             h,
             json!({"action": "start", "mode": "auto", "headless": true, "cdp_port": port}),
@@ -356,7 +356,7 @@ fn launch_modes_binary_connect_and_a_cdp_port() {
         ok(h, json!({"action": "stop"})).await;
 
         // connect: a Chromium this test started; stop leaves it running.
-        let port = free_port();
+        let port = common::free_port();
         let external_profile = common::temp_dir("tool-external");
         let mut chromium = std::process::Command::new(shell)
             .arg(format!("--remote-debugging-port={port}"))
@@ -403,14 +403,6 @@ fn launch_modes_binary_connect_and_a_cdp_port() {
         let _ = chromium.kill();
         let _ = chromium.wait();
     });
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]

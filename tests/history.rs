@@ -165,40 +165,6 @@ fn delete_all_history_empties_it() {
     });
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn spawn_engine(session: &std::path::Path, port: u16) -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_wabp"))
-        .args(["serve", "--port", &port.to_string(), "--session-dir"])
-        .arg(session)
-        .args(["--plugins"])
-        .arg(session.join("plugins"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the wabp binary starts")
-}
-
-async fn wait_ready(http: &reqwest::Client, api: &str) {
-    let ready = common::eventually(Duration::from_secs(30), || async {
-        let response = http
-            .get(format!("{api}/browser/status"))
-            .send()
-            .await
-            .ok()?;
-        let body: Value = response.json().await.ok()?;
-        (body["data"]["ready"] == true).then_some(())
-    })
-    .await;
-    assert!(ready.is_some(), "engine at {api} never became ready");
-}
-
 /// SIGKILL right after answers: a restart on the same session dir has every
 /// answered action.
 #[test]
@@ -206,10 +172,10 @@ fn answered_actions_survive_sigkill() {
     let (h, _g) = shared();
     block_on(async {
         let session = common::temp_dir("sigkill");
-        let port = free_port();
+        let port = common::free_port();
         let api = format!("http://127.0.0.1:{port}/api/v1");
-        let mut engine = spawn_engine(&session, port);
-        wait_ready(&h.http, &api).await;
+        let mut engine = common::spawn_engine(&session, port, &[]);
+        common::wait_ready(&h.http, &api).await;
         let post = |path: String, body: Value| {
             let url = format!("{api}{path}");
             let http = h.http.clone();
@@ -244,10 +210,10 @@ fn answered_actions_survive_sigkill() {
         engine.kill().unwrap(); // SIGKILL
         engine.wait().unwrap();
 
-        let port = free_port();
+        let port = common::free_port();
         let api = format!("http://127.0.0.1:{port}/api/v1");
-        let mut engine = spawn_engine(&session, port);
-        wait_ready(&h.http, &api).await;
+        let mut engine = common::spawn_engine(&session, port, &[]);
+        common::wait_ready(&h.http, &api).await;
         let (status, list) = common::send(
             &h.http,
             reqwest::Method::GET,

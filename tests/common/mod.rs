@@ -840,3 +840,42 @@ pub fn test_python() -> PathBuf {
     );
     path
 }
+
+/// A free TCP port on 127.0.0.1 (free now; a server takes it next).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `wabp serve` on `port` with its own session folder and plugin folder,
+/// plus `args`, as a child process.
+pub fn spawn_engine(session: &Path, port: u16, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_wabp"))
+        .args(["serve", "--port", &port.to_string(), "--session-dir"])
+        .arg(session)
+        .args(["--plugins"])
+        .arg(session.join("plugins"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the wabp binary starts")
+}
+
+/// Waits until the engine at `api` says its browser is ready.
+pub async fn wait_ready(http: &reqwest::Client, api: &str) {
+    let ready = eventually(Duration::from_secs(30), || async {
+        let response = http
+            .get(format!("{api}/browser/status"))
+            .send()
+            .await
+            .ok()?;
+        let body: Value = response.json().await.ok()?;
+        (body["data"]["ready"] == true).then_some(())
+    })
+    .await;
+    assert!(ready.is_some(), "engine at {api} never became ready");
+}

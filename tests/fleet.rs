@@ -1,0 +1,237 @@
+//! An engine as one of a fleet: ids that name their engine, 421 for another
+//! engine's ids, health and readiness for probes and balancers, and the
+//! drain on SIGTERM (real engines, real Chromium, real signals).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{block_on, shared};
+use serde_json::{Value, json};
+
+/// Sends SIGTERM to a child process.
+fn terminate(child: &std::process::Child) {
+    let sent = std::process::Command::new("kill")
+        .args(["-s", "TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+}
+
+/// Waits (bounded) for a child to exit; its exit code.
+async fn exit_code(child: &mut std::process::Child, bound: Duration) -> Option<i32> {
+    let started = Instant::now();
+    while started.elapsed() < bound {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the engine did not exit within {bound:?}");
+}
+
+#[test]
+fn ids_name_their_engine_and_another_engines_ids_answer_421() {
+    let (h, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("fleet-plugins"), |o| {
+            o.engine_id = wabp_core::ids::EngineId::new("engine-a").unwrap();
+        })
+        .await;
+        let a = h.with_server(server);
+        let (status, tab) = a.post("/tabs", json!({})).await;
+        assert_eq!(status, 201, "{tab}");
+        let id = tab["id"].as_str().unwrap();
+        assert!(
+            id.starts_with("tab_") && id.ends_with(".engine-a"),
+            "a tab id names its engine: {id}"
+        );
+
+        let misdirected = |(status, body): (u16, Value)| {
+            assert_eq!(
+                (status, &body["code"], &body["engine"]),
+                (421, &json!("WRONG_ENGINE"), &json!("engine-b")),
+                "{body}"
+            );
+            assert!(
+                body["error"].as_str().unwrap().contains("engine engine-b"),
+                "{body}"
+            );
+        };
+        let theirs = "tab_0123456789abcdef.engine-b";
+        misdirected(a.get(&format!("/tabs/{theirs}")).await);
+        misdirected(
+            a.post(&format!("/tabs/{theirs}/click"), json!({ "x": 1, "y": 1 }))
+                .await,
+        );
+        misdirected(a.get("/downloads/dl_0123456789abcdef.engine-b").await);
+        misdirected(
+            a.post("/file-chooser/fc_0123456789abcdef.engine-b", json!({}))
+                .await,
+        );
+        misdirected(
+            a.post(
+                "/approvals/apr_0123456789abcdef.engine-b",
+                json!({ "approve": true }),
+            )
+            .await,
+        );
+        // An id of this engine that names nothing is simply not found.
+        let (status, body) = a.get("/tabs/tab_0123456789abcdef.engine-a").await;
+        assert_eq!(
+            (status, &body["code"]),
+            (404, &json!("TAB_NOT_FOUND")),
+            "{body}"
+        );
+
+        let root = a.server.api.trim_end_matches("/api/v1").to_string();
+        let health = h.http.get(format!("{root}/healthz")).send().await.unwrap();
+        assert_eq!(health.status(), 200);
+        let ready = h.http.get(format!("{root}/readyz")).send().await.unwrap();
+        assert_eq!(ready.status(), 200);
+        let ready: Value = ready.json().await.unwrap();
+        assert_eq!(
+            (&ready["ready"], &ready["engine"], &ready["reasons"]),
+            (&json!(true), &json!("engine-a"), &json!([])),
+            "{ready}"
+        );
+        a.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
+/// SIGTERM: readiness goes false, new tabs answer 503 with Retry-After,
+/// the navigation in flight finishes with 200, history keeps it, the
+/// engine exits 0. A second SIGTERM while draining exits at once.
+#[test]
+fn sigterm_drains_the_actions_in_flight_then_exits_0() {
+    let (h, _g) = shared();
+    block_on(async {
+        let session = common::temp_dir("drain");
+        let port = common::free_port();
+        let root = format!("http://127.0.0.1:{port}");
+        let api = format!("{root}/api/v1");
+        let mut engine = common::spawn_engine(
+            &session,
+            port,
+            &["--engine-id", "drainer", "--drain-secs", "20"],
+        );
+        common::wait_ready(&h.http, &api).await;
+        let (_, tabs) = common::send(
+            &h.http,
+            reqwest::Method::GET,
+            &format!("{api}/tabs"),
+            None,
+            None,
+        )
+        .await;
+        let tab = tabs[0]["id"].as_str().unwrap().to_string();
+        assert!(tab.ends_with(".drainer"), "{tab}");
+
+        // A navigation to a page that answers after 2.5 s, in flight.
+        let slow_url = h.url("/sleep?ms=2500");
+        let in_flight = tokio::spawn({
+            let (http, url) = (h.http.clone(), format!("{api}/tabs/{tab}/navigate"));
+            async move {
+                common::send(
+                    &http,
+                    reqwest::Method::POST,
+                    &url,
+                    Some(json!({ "url": slow_url })),
+                    None,
+                )
+                .await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        terminate(&engine);
+        let draining = common::eventually(Duration::from_secs(5), || async {
+            let ready = h.http.get(format!("{root}/readyz")).send().await.ok()?;
+            (ready.status() == 503).then_some(ready)
+        })
+        .await
+        .expect("readiness goes false");
+        assert!(draining.headers().contains_key("retry-after"));
+        let body: Value = draining.json().await.unwrap();
+        assert_eq!(body["reasons"], json!(["draining"]), "{body}");
+        let refused = h
+            .http
+            .post(format!("{api}/tabs"))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 503);
+        assert!(refused.headers().contains_key("retry-after"));
+        let refused: Value = refused.json().await.unwrap();
+        assert_eq!(refused["code"], "DRAINING", "{refused}");
+        let health = h.http.get(format!("{root}/healthz")).send().await.unwrap();
+        assert_eq!(health.status(), 200, "alive while draining");
+
+        let (status, envelope) = in_flight.await.unwrap();
+        assert_eq!(status, 200, "the action in flight finished: {envelope}");
+        assert_eq!(
+            exit_code(&mut engine, Duration::from_secs(30)).await,
+            Some(0)
+        );
+
+        let history = wabp_history::HistoryStore::open(&session).unwrap();
+        let actions = history
+            .list_actions(wabp_history::ActionFilter::default())
+            .await
+            .unwrap();
+        assert!(
+            actions
+                .iter()
+                .any(|a| a.action_type == "navigate" && a.params.to_string().contains("/sleep")),
+            "the drained action is in history: {actions:?}"
+        );
+        let sessions = history.list_sessions().await.unwrap();
+        assert!(
+            sessions.iter().all(|s| s.ended_ms.is_some()),
+            "the history session was ended: {sessions:?}"
+        );
+        history.close().await.unwrap();
+
+        // A second SIGTERM while an action holds the drain: out at once.
+        let session = common::temp_dir("drain-twice");
+        let port = common::free_port();
+        let api = format!("http://127.0.0.1:{port}/api/v1");
+        let mut engine = common::spawn_engine(&session, port, &["--drain-secs", "60"]);
+        common::wait_ready(&h.http, &api).await;
+        let (_, tabs) = common::send(
+            &h.http,
+            reqwest::Method::GET,
+            &format!("{api}/tabs"),
+            None,
+            None,
+        )
+        .await;
+        let tab = tabs[0]["id"].as_str().unwrap().to_string();
+        let held = tokio::spawn({
+            let (http, url) = (h.http.clone(), format!("{api}/tabs/{tab}/navigate"));
+            let slow_url = h.url("/sleep?ms=30000");
+            async move {
+                common::send(
+                    &http,
+                    reqwest::Method::POST,
+                    &url,
+                    Some(json!({ "url": slow_url })),
+                    None,
+                )
+                .await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        terminate(&engine);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(engine.try_wait().unwrap().is_none(), "still draining");
+        terminate(&engine);
+        assert_eq!(
+            exit_code(&mut engine, Duration::from_secs(10)).await,
+            Some(1)
+        );
+        held.abort();
+    });
+}
