@@ -33,7 +33,7 @@ async fn exit_code(child: &mut std::process::Child, bound: Duration) -> Option<i
 }
 
 #[test]
-fn ids_name_their_engine_and_another_engines_ids_answer_421() {
+fn ids_name_their_engine_other_engines_ids_answer_421_and_metrics_count() {
     let (h, _g) = shared();
     block_on(async {
         let server = common::start_server_with(common::temp_dir("fleet-plugins"), |o| {
@@ -97,7 +97,57 @@ fn ids_name_their_engine_and_another_engines_ids_answer_421() {
             (&json!(true), &json!("engine-a"), &json!([])),
             "{ready}"
         );
+
+        // Metrics count what was sent.
+        for _ in 0..3 {
+            let (status, body) = a
+                .post(
+                    &format!("/tabs/{id}/navigate"),
+                    json!({ "url": h.url("/"), "screenshot": { "area": "none" } }),
+                )
+                .await;
+            assert_eq!(status, 200, "{body}");
+        }
+        let scraped = h.http.get(format!("{root}/metrics")).send().await.unwrap();
+        assert_eq!(scraped.status(), 200);
+        let text = scraped.text().await.unwrap();
+        for line in [
+            "wabp_operations_total{operation=\"navigate\",result=\"ok\"} 3",
+            "wabp_operation_seconds_count{operation=\"navigate\"} 3",
+            "wabp_http_requests_total{method=\"GET\",route=\"/api/v1/tabs/{tab_id}\",status=\"421\"} 1",
+            "wabp_http_requests_total{method=\"POST\",route=\"/api/v1/tabs/{tab_id}/navigate\",status=\"200\"} 3",
+            "wabp_tabs 2", // the one it opens at start, and ours
+            "wabp_ready 1",
+            "wabp_draining 0",
+            "wabp_action_phase_seconds_count{phase=\"dispatch\"} 3",
+        ] {
+            assert!(text.contains(line), "{line} in\n{text}");
+        }
+        assert!(
+            text.contains("wabp_plugin_instances{plugin=\"core-actions\",fate=\"created\"}"),
+            "{text}"
+        );
         a.server.app.shutdown(Duration::from_secs(5)).await;
+
+        // With tokens on, metrics are for the admin token only.
+        let server = common::start_server_with(common::temp_dir("fleet-tokens"), |o| {
+            o.auth_token = Some("an-admin-token-of-some-length".into());
+            o.browser_at_start = false;
+        })
+        .await;
+        let root = server.api.trim_end_matches("/api/v1").to_string();
+        let anonymous = h.http.get(format!("{root}/metrics")).send().await.unwrap();
+        assert_eq!(anonymous.status(), 401);
+        let admin = h
+            .http
+            .get(format!("{root}/metrics"))
+            .bearer_auth("an-admin-token-of-some-length")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(admin.status(), 200);
+        let health = h.http.get(format!("{root}/healthz")).send().await.unwrap();
+        assert_eq!(health.status(), 200, "probes need no token");
     });
 }
 

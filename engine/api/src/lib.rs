@@ -14,6 +14,7 @@ pub mod auth;
 pub mod backend;
 pub mod errors;
 mod input;
+pub mod metrics;
 pub mod openapi;
 mod ops;
 pub mod testing;
@@ -57,6 +58,8 @@ pub struct Services {
     pub agents: Arc<wabp_agent::Tasks>,
     /// The one-shot screenshot's defaults (`WABP_SCREENSHOT_*`).
     pub screenshot_defaults: Arc<ScreenshotDefaults>,
+    /// What `GET /metrics` reports.
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl Services {
@@ -70,6 +73,7 @@ impl Services {
             approvals: Default::default(),
             agents: Default::default(),
             screenshot_defaults: Arc::new(ScreenshotDefaults::from_env()),
+            metrics: Default::default(),
         }
     }
 
@@ -84,6 +88,7 @@ impl Services {
             approvals: self.approvals.clone(),
             agents: self.agents.clone(),
             screenshot_defaults: self.screenshot_defaults.clone(),
+            metrics: self.metrics.clone(),
             hang_up: Default::default(),
         }
     }
@@ -103,6 +108,7 @@ pub struct Ctx {
     pub approvals: Arc<approvals::Approvals>,
     pub agents: Arc<wabp_agent::Tasks>,
     pub screenshot_defaults: Arc<ScreenshotDefaults>,
+    pub metrics: Arc<metrics::Metrics>,
     /// Cancelled when the call's answer is no longer awaited (the client
     /// hung up); waits end on it (see [`Operation::run`]).
     pub hang_up: tokio_util::sync::CancellationToken,
@@ -360,9 +366,17 @@ impl Operation {
     /// Dropping the returned future (a client that hangs up drops its
     /// request's) cancels `ctx.hang_up`: an action still completes and is
     /// recorded, a wait ends at once and frees its tab.
-    pub async fn run(&self, mut ctx: Ctx, mut input: Value) -> Result<Output> {
+    pub async fn run(&self, ctx: Ctx, input: Value) -> Result<Output> {
         // Counted until it answers: a draining engine waits for it.
         let _in_flight = ctx.engine.drain().begin();
+        let metrics = ctx.metrics.clone();
+        let started = std::time::Instant::now();
+        let outcome = self.run_counted(ctx, input).await;
+        metrics.operation_done(&self.name, started.elapsed(), &outcome);
+        outcome
+    }
+
+    async fn run_counted(&self, mut ctx: Ctx, mut input: Value) -> Result<Output> {
         let hang_up = tokio_util::sync::CancellationToken::new();
         ctx.hang_up = hang_up.clone();
         let _cancel_on_drop = hang_up.drop_guard();

@@ -322,10 +322,14 @@ impl App {
             loopback,
             allowed_origins: self.allowed_origins.clone(),
         });
+        let metrics = self.services.metrics.clone();
         self.unguarded_router(loopback)
             .layer(self.cors())
             .layer(axum::middleware::from_fn(move |req, next| {
                 wabp_rest::client_only(guard.clone(), req, next)
+            }))
+            .layer(axum::middleware::from_fn(move |req, next| {
+                count_request(metrics.clone(), req, next)
             }))
     }
 
@@ -396,12 +400,26 @@ impl App {
 
     /// `GET /healthz` (the process answers) and `GET /readyz` (it takes new
     /// sessions: browser up, not draining), at the root for probes and
-    /// balancers, without a token.
+    /// balancers, without a token; `GET /metrics` (admin token when tokens
+    /// are on).
     fn health_router(&self) -> Router {
         use axum::http::{HeaderValue, StatusCode, header};
         use axum::response::IntoResponse;
         let engine = self.engine.clone();
+        let scrape = (
+            self.engine.clone(),
+            self.registry.clone(),
+            self.services.metrics.clone(),
+            self.tokens.clone(),
+        );
         Router::new()
+            .route(
+                "/metrics",
+                axum::routing::get(move |headers: axum::http::HeaderMap| {
+                    let (engine, registry, metrics, tokens) = scrape.clone();
+                    async move { scrape_metrics(&engine, &*registry, &metrics, &tokens, &headers) }
+                }),
+            )
             .route(
                 "/healthz",
                 axum::routing::get(|| async { axum::Json(serde_json::json!({ "alive": true })) }),
@@ -504,6 +522,83 @@ impl App {
         }
         Ok(())
     }
+}
+
+/// Counts a request by method, route template and status.
+async fn count_request(
+    metrics: Arc<wabp_api::metrics::Metrics>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let method = request.method().to_string();
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let response = next.run(request).await;
+    metrics.http_request(&method, &route, response.status().as_u16());
+    response
+}
+
+/// `GET /metrics`: the Prometheus text, for the admin token when tokens are on.
+fn scrape_metrics(
+    engine: &Engine,
+    registry: &dyn wabp_core::plugin::PluginRegistry,
+    metrics: &wabp_api::metrics::Metrics,
+    tokens: &wabp_api::Tokens,
+    headers: &axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let bearer = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let admin = tokens.authenticate(bearer).and_then(|grant| {
+        let caller = grant.caller(None)?;
+        caller.may(wabp_core::caller::Scope::Admin, "metrics")?;
+        match caller.user_id() {
+            None => Ok(()),
+            Some(_) => Err(wabp_core::Error::new(
+                wabp_core::ErrorCode::Forbidden,
+                "metrics are engine-wide: they need the admin token",
+            )),
+        }
+    });
+    if let Err(e) = admin {
+        return wabp_rest::ApiError(e).into_response();
+    }
+    let readiness = engine.readiness();
+    let now = wabp_api::metrics::Gauges {
+        tabs: readiness.tabs as i64,
+        users: engine.user_count() as i64,
+        in_flight: readiness.in_flight as i64,
+        ready: readiness.ready,
+        draining: engine.drain().is_draining(),
+        browser_restarts: i64::from(engine.status().restarts),
+        tab_repairs: engine.tab_repairs() as i64,
+        memory_bytes: wabp_api::metrics::resident_bytes(),
+        plugins: registry
+            .plugins()
+            .into_iter()
+            .filter_map(|p| {
+                let i = p.instances?;
+                Some((
+                    p.name,
+                    i.created as i64,
+                    i.reused as i64,
+                    i.discarded as i64,
+                ))
+            })
+            .collect(),
+    };
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        metrics.render(&now),
+    )
+        .into_response()
 }
 
 /// The next SIGTERM (never, when it can't be watched).

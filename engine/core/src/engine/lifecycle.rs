@@ -115,6 +115,16 @@ impl Engine {
         &self.drain
     }
 
+    /// Tabs replaced after their page stopped answering, so far.
+    pub fn tab_repairs(&self) -> u64 {
+        self.repaired.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Users with a browser context now.
+    pub fn user_count(&self) -> usize {
+        self.users.idle_seconds().len()
+    }
+
     /// Whether a balancer should send this engine new sessions, and if
     /// not, why not.
     pub fn readiness(&self) -> Readiness {

@@ -126,6 +126,8 @@ pub struct Engine {
     action_log: RwLock<Option<Arc<dyn ActionLog>>>,
     /// One tab repair at a time (`repair.rs`).
     repairs: tokio::sync::Mutex<()>,
+    /// Tabs replaced so far (`GET /metrics`).
+    repaired: std::sync::atomic::AtomicU64,
     /// The engine's own background tasks (reaper, browser watch,
     /// interceptors) run from the first start on.
     background: AtomicBool,
@@ -149,6 +151,7 @@ impl Engine {
             input: Default::default(),
             action_log: RwLock::new(None),
             repairs: tokio::sync::Mutex::new(()),
+            repaired: Default::default(),
             background: AtomicBool::new(false),
             drain: Default::default(),
             config,

@@ -89,6 +89,8 @@ impl Engine {
             self.discard(&fresh);
             return Err(Error::tab_not_found(&tab.id));
         }
+        self.repaired
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         fresh.set_pinned(tab.pinned());
         if tab.muted()
             && let Err(e) = fresh.set_muted(true).await
