@@ -151,6 +151,56 @@ fn ids_name_their_engine_other_engines_ids_answer_421_and_metrics_count() {
     });
 }
 
+/// Past its memory bound an engine takes no new tabs (503 ENGINE_FULL with
+/// Retry-After) and is not ready; the tabs it has keep working.
+#[test]
+fn past_the_memory_bound_new_tabs_are_refused() {
+    let (h, _g) = shared();
+    block_on(async {
+        let server = common::start_server_with(common::temp_dir("fleet-full"), |o| {
+            o.max_memory_bytes = 1 << 20;
+        })
+        .await;
+        let full = h.with_server(server);
+        let (_, tabs) = full.get("/tabs").await;
+        let tab = tabs[0]["id"].as_str().unwrap().to_string();
+        let refused = h
+            .http
+            .post(format!("{}/tabs", full.server.api))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 503);
+        assert!(refused.headers().contains_key("retry-after"));
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["code"], "ENGINE_FULL", "{body}");
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .contains("over the bound of 1 MB"),
+            "{body}"
+        );
+        let root = full.server.api.trim_end_matches("/api/v1").to_string();
+        let ready = h.http.get(format!("{root}/readyz")).send().await.unwrap();
+        assert_eq!(ready.status(), 503);
+        let ready: Value = ready.json().await.unwrap();
+        assert!(
+            ready["reasons"][0].as_str().unwrap().starts_with("memory "),
+            "{ready}"
+        );
+        let (status, body) = full
+            .post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": h.url("/"), "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "the tabs it has still work: {body}");
+        full.server.app.shutdown(Duration::from_secs(5)).await;
+    });
+}
+
 /// SIGTERM: readiness goes false, new tabs answer 503 with Retry-After,
 /// the navigation in flight finishes with 200, history keeps it, the
 /// engine exits 0. A second SIGTERM while draining exits at once.

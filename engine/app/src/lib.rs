@@ -111,6 +111,9 @@ pub struct Options {
     /// On SIGTERM, how long actions in flight may take to finish before the
     /// engine closes its tabs and exits (`--drain-secs`).
     pub drain: std::time::Duration,
+    /// Past this many bytes (the engine and its browser), no new tabs and
+    /// not ready (`--max-memory-mb`; default 80% of the machine's memory).
+    pub max_memory_bytes: u64,
 }
 
 impl Options {
@@ -140,6 +143,7 @@ impl Options {
             browser_at_start: true,
             engine_id: wabp_core::ids::EngineId::from_host_name(),
             drain: std::time::Duration::from_secs(30),
+            max_memory_bytes: wabp_core::memory::default_limit_bytes(),
         }
     }
 }
@@ -248,6 +252,7 @@ impl App {
                 },
                 session_dir: options.session_dir.clone(),
                 engine_id: options.engine_id.clone(),
+                max_memory_bytes: options.max_memory_bytes,
                 pause: options.pause,
                 user_limits: options.user_limits,
                 extra_schemes: options.extra_schemes.clone(),
@@ -576,7 +581,8 @@ fn scrape_metrics(
         draining: engine.drain().is_draining(),
         browser_restarts: i64::from(engine.status().restarts),
         tab_repairs: engine.tab_repairs() as i64,
-        memory_bytes: wabp_api::metrics::resident_bytes(),
+        memory_bytes: engine.memory().0 as i64,
+        memory_limit_bytes: engine.memory().1.min(i64::MAX as u64) as i64,
         plugins: registry
             .plugins()
             .into_iter()

@@ -96,6 +96,11 @@ struct ServeArgs {
         env = "WABP_DRAIN_SECS"
     )]
     drain_secs: u64,
+    /// Past this many MB (the engine and its browser together), new tabs
+    /// answer 503 ENGINE_FULL and /readyz says not ready. Default: 80% of
+    /// the machine's (or the container's) memory.
+    #[arg(long, value_name = "MB", env = "WABP_MAX_MEMORY_MB")]
+    max_memory_mb: Option<u64>,
     /// Launch this Chromium executable instead of finding one.
     #[arg(long, value_name = "PATH", conflicts_with = "connect")]
     chrome: Option<PathBuf>,
@@ -316,6 +321,11 @@ fn engine_options(args: ServeArgs) -> anyhow::Result<(Options, bool)> {
             .engine_id
             .unwrap_or_else(wabp_core::ids::EngineId::from_host_name),
         drain: std::time::Duration::from_secs(args.drain_secs),
+        max_memory_bytes: args
+            .max_memory_mb
+            .map_or_else(wabp_core::memory::default_limit_bytes, |mb| {
+                mb.saturating_mul(1024 * 1024)
+            }),
     };
     Ok((options, loopback))
 }

@@ -15,7 +15,7 @@ pub mod tab;
 pub use tab::snapshot;
 pub use wabp_model::{
     action, caller, capture, clock, downloads, drain, error, events, ids, image, intercept, keys,
-    network, plugin, rules, secrets, tab_table, turn, viewport,
+    memory, network, plugin, rules, secrets, tab_table, turn, viewport,
 };
 
 pub use action::record;

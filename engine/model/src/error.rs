@@ -58,6 +58,8 @@ pub enum ErrorCode {
     /// The engine is draining (shutting down): no new sessions; another
     /// engine takes them.
     Draining,
+    /// The engine is past its memory bound: no new tabs here.
+    EngineFull,
     Internal,
 }
 
@@ -97,6 +99,7 @@ impl ErrorCode {
             ErrorCode::PluginFailed => "PLUGIN_FAILED",
             ErrorCode::WrongEngine => "WRONG_ENGINE",
             ErrorCode::Draining => "DRAINING",
+            ErrorCode::EngineFull => "ENGINE_FULL",
             ErrorCode::Internal => "INTERNAL",
         }
     }

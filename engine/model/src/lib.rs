@@ -19,6 +19,7 @@ pub mod ids;
 pub mod image;
 pub mod intercept;
 pub mod keys;
+pub mod memory;
 pub mod network;
 pub mod plugin;
 pub mod rules;

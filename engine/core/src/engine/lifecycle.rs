@@ -120,6 +120,11 @@ impl Engine {
         self.repaired.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// What the engine and its browser hold, and the bound.
+    pub fn memory(&self) -> (u64, u64) {
+        (self.memory.used_bytes(), self.memory.limit_bytes())
+    }
+
     /// Users with a browser context now.
     pub fn user_count(&self) -> usize {
         self.users.idle_seconds().len()
@@ -135,6 +140,9 @@ impl Engine {
         }
         if !status.ready {
             reasons.push(format!("browser {}", status.state));
+        }
+        if let Some(over) = self.memory.exceeded() {
+            reasons.push(over);
         }
         Readiness {
             ready: reasons.is_empty(),

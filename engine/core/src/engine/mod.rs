@@ -89,6 +89,9 @@ pub struct EngineConfig {
     /// This engine's name in a fleet (`--engine-id`): the ids it hands out
     /// end in it.
     pub engine_id: crate::ids::EngineId,
+    /// Past this many bytes (engine and browser together), no new tabs
+    /// (`--max-memory-mb`).
+    pub max_memory_bytes: u64,
 }
 
 /// The folders a file chooser may upload from (`--upload-dir`), besides the
@@ -133,6 +136,7 @@ pub struct Engine {
     background: AtomicBool,
     /// Operations in flight, and whether the engine is draining.
     drain: Arc<crate::drain::Drain>,
+    memory: crate::memory::MemoryBound,
 }
 
 impl Engine {
@@ -154,6 +158,7 @@ impl Engine {
             repaired: Default::default(),
             background: AtomicBool::new(false),
             drain: Default::default(),
+            memory: crate::memory::MemoryBound::new(config.max_memory_bytes),
             config,
             registry,
         })

@@ -122,6 +122,17 @@ impl Engine {
         if self.drain.is_draining() {
             return Err(Error::draining());
         }
+        // An engine without tabs holds only its baseline: it always takes one.
+        if let Some(over) = self
+            .memory
+            .exceeded()
+            .filter(|_| !self.tabs.all().is_empty())
+        {
+            return Err(Error::new(
+                crate::error::ErrorCode::EngineFull,
+                format!("this engine takes no new tabs: {over}; try another engine, or close tabs"),
+            ));
+        }
         let context = match user {
             Some(user) => {
                 self.check_tab_limit(user)?;
