@@ -335,3 +335,240 @@ fn sigterm_drains_the_actions_in_flight_then_exits_0() {
         held.abort();
     });
 }
+
+// ------------------------------------------------------------ behind HAProxy
+
+/// `scripts/fleet.sh ARGS`, with this build's binary.
+fn fleet_sh(args: &[&str]) {
+    let status = std::process::Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/fleet.sh"))
+        .args(args)
+        .env("WABP_BIN", env!("CARGO_BIN_EXE_wabp"))
+        .status()
+        .expect("bash runs");
+    assert!(status.success(), "scripts/fleet.sh {args:?} failed");
+}
+
+/// A first port with `n` free ports from it.
+fn free_ports(n: u16) -> u16 {
+    loop {
+        let first = common::free_port();
+        let free = (0..n).all(|i| {
+            first
+                .checked_add(i)
+                .is_some_and(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
+        });
+        if free {
+            return first;
+        }
+    }
+}
+
+/// The engine an id names.
+fn engine_of(id: &str) -> String {
+    id.rsplit_once('.')
+        .expect("an id naming its engine")
+        .1
+        .to_string()
+}
+
+/// Three engines behind the shipped HAProxy configuration: ten users with
+/// two tabs each, every request reaching its tab's engine; metrics that
+/// count what was sent; one engine drained with actions in flight (they
+/// finish, its user's new session lands elsewhere); one engine killed (its
+/// tabs answer 410 ENGINE_GONE, other users' tabs carry on).
+#[test]
+fn a_fleet_behind_haproxy_routes_by_engine_drains_and_outlives_an_engine() {
+    let (h, _g) = shared();
+    let dir = common::temp_dir("fleet");
+    let balancer = common::free_port();
+    let first = free_ports(3);
+    let dir_arg = dir.display().to_string();
+    let (port_arg, first_arg) = (balancer.to_string(), first.to_string());
+    let args = [
+        "--engines",
+        "3",
+        "--port",
+        &port_arg,
+        "--first-engine-port",
+        &first_arg,
+        "--dir",
+        &dir_arg,
+    ];
+    fleet_sh(&[&["up"][..], &args].concat());
+    struct Down(Vec<String>);
+    impl Drop for Down {
+        fn drop(&mut self) {
+            let args: Vec<&str> = self.0.iter().map(String::as_str).collect();
+            fleet_sh(&args);
+        }
+    }
+    let _down = Down(["down", "--dir", &dir_arg].map(String::from).to_vec());
+    let api = format!("http://127.0.0.1:{balancer}/api/v1");
+    let engine_api = |engine: &str| {
+        let i: u16 = engine.trim_start_matches("engine-").parse().unwrap();
+        format!("http://127.0.0.1:{}", first + i - 1)
+    };
+    block_on(async {
+        let send = |method: reqwest::Method, path: String, body: Option<Value>| {
+            let (http, url) = (h.http.clone(), format!("{api}{path}"));
+            async move { common::send(&http, method, &url, body, None).await }
+        };
+        // Ten users, two tabs each: a user's tabs share an engine.
+        let mut tabs: Vec<(String, String)> = Vec::new();
+        for u in 0..10 {
+            let user = format!("user-{u}");
+            for query in [true, false] {
+                // userId in the query, then in the body: the balancer reads both.
+                let (path, body) = if query {
+                    (format!("/tabs?userId={user}"), json!({}))
+                } else {
+                    ("/tabs".to_string(), json!({ "userId": user }))
+                };
+                let (status, tab) = send(reqwest::Method::POST, path, Some(body)).await;
+                assert_eq!(status, 201, "{tab}");
+                tabs.push((user.clone(), tab["id"].as_str().unwrap().to_string()));
+            }
+        }
+        let mut engines: Vec<String> = tabs.iter().map(|(_, t)| engine_of(t)).collect();
+        for pair in tabs.chunks(2) {
+            assert_eq!(
+                engine_of(&pair[0].1),
+                engine_of(&pair[1].1),
+                "a user stays on one engine: {pair:?}"
+            );
+        }
+        engines.sort();
+        engines.dedup();
+        assert!(
+            engines.len() >= 2,
+            "users spread over the engines: {engines:?}"
+        );
+        for (user, tab) in &tabs {
+            let (status, body) = send(
+                reqwest::Method::POST,
+                format!("/tabs/{tab}/navigate?userId={user}"),
+                Some(json!({ "url": h.url("/"), "screenshot": { "area": "none" } })),
+            )
+            .await;
+            assert_eq!(status, 200, "{tab} reached its engine: {body}");
+        }
+        let mut navigations = 0;
+        for engine in &engines {
+            let text = h
+                .http
+                .get(format!("{}/metrics", engine_api(engine)))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            navigations += text
+                .lines()
+                .find(|l| {
+                    l.starts_with("wabp_operations_total{operation=\"navigate\",result=\"ok\"}")
+                })
+                .and_then(|l| l.rsplit(' ').next()?.parse::<u32>().ok())
+                .unwrap_or(0);
+        }
+        assert_eq!(
+            navigations, 20,
+            "the engines' metrics count every navigation"
+        );
+
+        // Drain the first user's engine with two navigations in flight.
+        let (user, _) = tabs[0].clone();
+        let drained = engine_of(&tabs[0].1);
+        let on_drained: Vec<(String, String)> = tabs
+            .iter()
+            .filter(|(_, t)| engine_of(t) == drained)
+            .cloned()
+            .collect();
+        let mut in_flight = Vec::new();
+        for (owner, tab) in on_drained.iter().take(2) {
+            in_flight.push(tokio::spawn(send(
+                reqwest::Method::POST,
+                format!("/tabs/{tab}/navigate?userId={owner}"),
+                Some(json!({ "url": h.url("/sleep?ms=2000"), "screenshot": { "area": "none" } })),
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let pid = std::fs::read_to_string(dir.join(format!("{drained}.pid"))).unwrap();
+        let killed = std::process::Command::new("kill")
+            .args(["-s", "TERM", pid.trim()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (status, moved) = send(
+            reqwest::Method::POST,
+            format!("/tabs?userId={user}"),
+            Some(json!({})),
+        )
+        .await;
+        assert_eq!(
+            status, 201,
+            "the new session lands on another engine: {moved}"
+        );
+        let new_home = engine_of(moved["id"].as_str().unwrap());
+        assert_ne!(new_home, drained);
+        for answer in in_flight {
+            let (status, body) = answer.await.unwrap();
+            assert_eq!(status, 200, "an action in flight finished: {body}");
+        }
+
+        // Kill another engine outright: its tabs are gone, with its name.
+        let killed = engines
+            .iter()
+            .find(|e| **e != drained && **e != new_home)
+            .cloned()
+            .unwrap_or_else(|| engines.iter().find(|e| **e != drained).unwrap().clone());
+        let pid = std::fs::read_to_string(dir.join(format!("{killed}.pid"))).unwrap();
+        std::process::Command::new("kill")
+            .args(["-s", "KILL", pid.trim()])
+            .status()
+            .unwrap();
+        let (owner, gone) = tabs
+            .iter()
+            .find(|(_, t)| engine_of(t) == killed)
+            .cloned()
+            .unwrap();
+        let answer = common::eventually(Duration::from_secs(10), || {
+            // Until the balancer's check marks it down, a request may fail.
+            let request = h
+                .http
+                .get(format!("{api}/tabs/{gone}?userId={owner}"))
+                .send();
+            async move {
+                let response = request.await.ok()?;
+                if response.status() != 410 {
+                    return None;
+                }
+                response.json::<Value>().await.ok()
+            }
+        })
+        .await
+        .expect("a killed engine's tab answers 410");
+        assert_eq!(
+            (&answer["code"], &answer["engine"]),
+            (&json!("ENGINE_GONE"), &json!(killed)),
+            "{answer}"
+        );
+        // The surviving engine's users carry on.
+        let survivor = engines
+            .iter()
+            .find(|e| **e != drained && **e != killed)
+            .cloned()
+            .unwrap_or(new_home);
+        if let Some((owner, tab)) = tabs.iter().find(|(_, t)| engine_of(t) == survivor) {
+            let (status, body) = send(
+                reqwest::Method::POST,
+                format!("/tabs/{tab}/navigate?userId={owner}"),
+                Some(json!({ "url": h.url("/"), "screenshot": { "area": "none" } })),
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+        }
+    });
+}
