@@ -11,8 +11,10 @@ export WABP_TEST_PYTHON
 # pages, built (tests/uikits.rs).
 WABP_TEST_NODE="$(bash scripts/test-node.sh)"
 export WABP_TEST_NODE
-# HAProxy, the balancer tests/fleet.rs puts in front of engines.
+# HAProxy, the balancer tests/fleet.rs puts in front of engines; the
+# deployment files, checked against their schemas.
 bash scripts/fleet.sh prepare
+bash scripts/check-deploy.sh
 # Session folders (Chromium profiles included) go to one place that each run
 # clears, so repeated runs never fill the disk.
 TMPDIR="$PWD/target/test-tmp"
