@@ -467,6 +467,9 @@ impl BrowserProcess {
                 let mut browser = browser;
                 pid = browser.get_mut_child().and_then(|c| c.inner.id());
                 watcher = pid.and_then(reap_with_engine);
+                if let Some(pid) = pid {
+                    before_the_engine_under_memory_pressure(pid);
+                }
                 sandbox = Sandbox {
                     on: Some(sandbox_off.is_none()),
                     note: sandbox_off,
@@ -686,5 +689,27 @@ mod tests {
             dir.join("chromium")
         );
         let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// The browser's own process is what the kernel should end before the
+/// engine when memory runs out (the engine repairs tabs and restarts a dead
+/// browser; nobody restarts a dead engine but its supervisor). Chromium
+/// gives its renderers 300 and its GPU process 200, its main process 0, as
+/// the engine has: raise the main process above the engine's (and the
+/// launcher script Debian wraps it in; processes already at or above it are
+/// left alone).
+fn before_the_engine_under_memory_pressure(pid: u32) {
+    const BROWSER_OOM_SCORE_ADJ: i32 = 100;
+    for process in crate::memory::process_tree(pid) {
+        let path = format!("/proc/{process}/oom_score_adj");
+        let now = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok());
+        if now.is_some_and(|adj| adj < BROWSER_OOM_SCORE_ADJ)
+            && let Err(e) = std::fs::write(&path, BROWSER_OOM_SCORE_ADJ.to_string())
+        {
+            tracing::debug!("raising oom_score_adj of {process}: {e}");
+        }
     }
 }

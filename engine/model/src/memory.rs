@@ -77,6 +77,11 @@ pub fn default_limit_bytes() -> u64 {
 /// Chromium's processes are not counted many times over) of `root` and its
 /// descendants; resident size where PSS can't be read.
 pub fn process_tree_bytes(root: u32) -> u64 {
+    process_tree(root).into_iter().map(process_bytes).sum()
+}
+
+/// `root` and every process under it, now.
+pub fn process_tree(root: u32) -> Vec<u32> {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.filter_map(Result::ok) {
@@ -92,15 +97,15 @@ pub fn process_tree_bytes(root: u32) -> u64 {
             }
         }
     }
-    let mut total = 0;
+    let mut tree = Vec::new();
     let mut queue = vec![root];
     while let Some(pid) = queue.pop() {
-        total += process_bytes(pid);
+        tree.push(pid);
         if let Some(kids) = children.get(&pid) {
             queue.extend(kids);
         }
     }
-    total
+    tree
 }
 
 fn parent_of(pid: u32) -> Option<u32> {
@@ -140,6 +145,7 @@ mod tests {
             .unwrap();
         std::thread::sleep(Duration::from_millis(100));
         let with_child = process_tree_bytes(std::process::id());
+        assert!(process_tree(std::process::id()).contains(&child.id()));
         let _ = child.kill();
         let _ = child.wait();
         assert!(with_child > 0);
