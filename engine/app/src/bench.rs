@@ -57,6 +57,7 @@ pub(crate) async fn serve_site(router: axum::Router) -> anyhow::Result<String> {
 mod bench_agent;
 mod bench_compare;
 mod bench_encode;
+mod bench_fleet;
 mod bench_plugin_build;
 mod bench_plugin_calls;
 mod bench_recovery;
@@ -131,6 +132,7 @@ async fn main() -> anyhow::Result<()> {
         Some("agent") => bench_agent::run().await,
         Some("plugin-build") => bench_plugin_build::run().await,
         Some("plugin-calls") => bench_plugin_calls::run().await,
+        Some("fleet") => bench_fleet::run().await,
         _ => action_loop().await,
     }
 }
