@@ -393,12 +393,23 @@ impl BrowserProcess {
         };
         let (browser, mut handler, executable, launched) = match &options.mode {
             LaunchMode::Connect(endpoint) => {
-                let (browser, handler) = Browser::connect(endpoint.clone()).await.map_err(|e| {
-                    Error::new(
-                        ErrorCode::DevtoolsInitFailed,
-                        format!("could not attach to {endpoint}: {e}"),
-                    )
-                })?;
+                let ws_url = crate::remote::websocket_url(endpoint).await?;
+                // The viewport applies to an attached browser's pages too.
+                let config = chromiumoxide::handler::HandlerConfig {
+                    viewport: Some(viewport.clone()),
+                    ..Default::default()
+                };
+                let (browser, handler) = Browser::connect_with_config(ws_url, config)
+                    .await
+                    .map_err(|e| {
+                        Error::new(
+                            ErrorCode::DevtoolsInitFailed,
+                            format!(
+                                "could not attach to {}: {e}",
+                                crate::remote::shown(endpoint)
+                            ),
+                        )
+                    })?;
                 (browser, handler, None, false)
             }
             mode => {
@@ -488,8 +499,13 @@ impl BrowserProcess {
             }
             tracing::info!("browser connection closed");
         });
+        let navigator_url = if launched {
+            browser.websocket_address().clone()
+        } else {
+            same_browser_url(&browser).await?
+        };
         let navigator = std::sync::Arc::new(crate::navigator::Navigator::new(
-            browser.websocket_address().clone(),
+            navigator_url,
             options.site_isolation,
         ));
         Ok(BrowserProcess {
@@ -712,4 +728,27 @@ fn before_the_engine_under_memory_pressure(pid: u32) {
             tracing::debug!("raising oom_score_adj of {process}: {e}");
         }
     }
+}
+
+/// The URL of the browser an attached connection reached, for the engine's
+/// second socket: dialling a service's launch URL again would start another
+/// browser (`remote.rs`).
+async fn same_browser_url(browser: &Browser) -> Result<String> {
+    let ws_url = browser.websocket_address().clone();
+    let info = browser
+        .execute(chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams::default())
+        .await
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::DevtoolsInitFailed,
+                format!(
+                    "the browser at {} did not say which it is: {e}",
+                    crate::remote::shown(&ws_url)
+                ),
+            )
+        })?;
+    Ok(crate::remote::browser_bound(
+        &ws_url,
+        info.result.target_info.target_id.as_ref(),
+    ))
 }

@@ -226,7 +226,7 @@ impl BrowserHost {
                 Some(match &self.launch_options().mode {
                     LaunchMode::Connect(endpoint) => format!(
                         "the browser at {} went away; reconnecting (with backoff), then the tabs reopen",
-                        crate::error::cut(endpoint)
+                        crate::remote::shown(endpoint)
                     ),
                     _ => "the browser died; a new one is starting and the tabs reopen".to_string(),
                 }),

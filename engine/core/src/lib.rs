@@ -9,6 +9,7 @@ pub mod browser;
 pub(crate) mod browser_host;
 pub mod engine;
 pub(crate) mod navigator;
+pub mod remote;
 pub(crate) mod sockets;
 pub mod tab;
 
