@@ -11,6 +11,9 @@ export WABP_TEST_PYTHON
 # pages, built (tests/uikits.rs).
 WABP_TEST_NODE="$(bash scripts/test-node.sh)"
 export WABP_TEST_NODE
+# The browserless platform (tests/fleet.rs attaches engines to it).
+WABP_TEST_BROWSERLESS="$(bash scripts/test-browserless.sh)"
+export WABP_TEST_BROWSERLESS
 # HAProxy, the balancer tests/fleet.rs puts in front of engines; the
 # deployment files, checked against their schemas.
 bash scripts/fleet.sh prepare

@@ -572,3 +572,182 @@ fn a_fleet_behind_haproxy_routes_by_engine_drains_and_outlives_an_engine() {
         }
     });
 }
+
+// ------------------------------------------------------------ browsers from a service
+
+/// The browserless launcher `scripts/test-browserless.sh` sets up
+/// (`WABP_TEST_BROWSERLESS` when scripts/test.sh already did).
+fn browserless_launcher() -> String {
+    if let Ok(launcher) = std::env::var("WABP_TEST_BROWSERLESS") {
+        return launcher;
+    }
+    let out = std::process::Command::new("bash")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/test-browserless.sh"
+        ))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("bash runs");
+    assert!(out.status.success(), "scripts/test-browserless.sh failed");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// browserless on `port` with `token`, answering.
+async fn start_browserless(
+    http: &reqwest::Client,
+    launcher: &str,
+    port: u16,
+    token: &str,
+) -> std::process::Child {
+    let child = std::process::Command::new(launcher)
+        .env("PORT", port.to_string())
+        .env("TOKEN", token)
+        .env("CONCURRENT", "4")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("browserless starts");
+    let url = format!("http://127.0.0.1:{port}/json/version?token={token}");
+    let up = common::eventually(Duration::from_secs(60), || {
+        let request = http.get(&url).send();
+        async move { request.await.ok().filter(|r| r.status() == 200).map(|_| ()) }
+    })
+    .await;
+    assert!(up.is_some(), "browserless did not answer on {port}");
+    child
+}
+
+/// The browsers browserless runs now.
+async fn browserless_browsers(http: &reqwest::Client, port: u16, token: &str) -> usize {
+    let sessions: Value = http
+        .get(format!("http://127.0.0.1:{port}/sessions?token={token}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["type"] == "browser")
+        .count()
+}
+
+/// An engine attached to the real browserless platform by its launch URL
+/// (`/chromium?token=`) and by HTTP discovery: one browser each (one
+/// socket), the viewport applied, the token never shown; the service
+/// killed with an action in flight (an error, not 200; not ready at once)
+/// and started again (the tab back under its id).
+#[test]
+fn an_engine_drives_browserless_by_its_launch_url_and_outlives_it() {
+    let (h, _g) = shared();
+    let launcher = browserless_launcher();
+    let port = common::free_port();
+    let token = "wabp-test-token-0123456789";
+    block_on(async {
+        let mut service = start_browserless(&h.http, &launcher, port, token).await;
+        let launch_url = format!("ws://127.0.0.1:{port}/chromium?token={token}");
+        let server = common::start_server_with(common::temp_dir("remote-plugins"), |o| {
+            o.launch = wabp_core::browser::LaunchMode::Connect(launch_url);
+            o.viewport = (1024, 700);
+        })
+        .await;
+        let g = h.with_server(server);
+        let (status, body) = g.get("/browser/status").await;
+        assert_eq!(
+            (status, &body["data"]["ready"]),
+            (200, &json!(true)),
+            "{body}"
+        );
+        let tab = g.tab_on("/").await;
+        let (status, envelope) = g
+            .post(&format!("/tabs/{tab}/click"), json!({ "x": 5, "y": 5 }))
+            .await;
+        assert_eq!(status, 200, "{envelope}");
+        assert_eq!(
+            g.eval(&tab, "innerWidth + 'x' + innerHeight").await,
+            "1024x700"
+        );
+        assert_eq!(
+            browserless_browsers(&h.http, port, token).await,
+            1,
+            "one browser: the engine's connections share one socket"
+        );
+
+        // HTTP discovery, with the token in the query.
+        let discovery = format!("http://127.0.0.1:{port}?token={token}");
+        let second = common::start_server_with(common::temp_dir("remote-plugins-2"), |o| {
+            o.launch = wabp_core::browser::LaunchMode::Connect(discovery);
+        })
+        .await;
+        let d = h.with_server(second);
+        let other = d.tab_on("/").await;
+        assert_eq!(
+            d.eval(&other, "document.title").await,
+            g.eval(&tab, "document.title").await
+        );
+        assert_eq!(browserless_browsers(&h.http, port, token).await, 2);
+        d.server.app.shutdown(Duration::from_secs(5)).await;
+
+        // The service dies with a navigation in flight.
+        let in_flight = tokio::spawn({
+            let (http, url) = (
+                h.http.clone(),
+                format!("{}/tabs/{tab}/navigate", g.server.api),
+            );
+            let slow = h.url("/sleep?ms=4000");
+            async move {
+                common::send(
+                    &http,
+                    reqwest::Method::POST,
+                    &url,
+                    Some(json!({ "url": slow })),
+                    None,
+                )
+                .await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let _ = service.kill();
+        let _ = service.wait();
+        let status = common::eventually(Duration::from_secs(3), || async {
+            let (_, body) = g.get("/browser/status").await;
+            (body["data"]["ready"] == false).then_some(body)
+        })
+        .await
+        .expect("the engine notices at once");
+        let text = status.to_string();
+        assert!(
+            text.contains("restarting") && text.contains("token=***") && !text.contains(token),
+            "{text}"
+        );
+        let (status, body) = in_flight.await.unwrap();
+        assert_ne!(
+            status, 200,
+            "an action across the loss is not a success: {body}"
+        );
+        assert!(status == 503 || status == 504, "{status} {body}");
+
+        // Back: the tab reopens under its id.
+        let mut service = start_browserless(&h.http, &launcher, port, token).await;
+        let ready = common::eventually(Duration::from_secs(30), || async {
+            let (_, body) = g.get("/browser/status").await;
+            (body["data"]["ready"] == true).then_some(())
+        })
+        .await;
+        assert!(ready.is_some(), "the engine reattached");
+        let (status, body) = g
+            .post(
+                &format!("/tabs/{tab}/navigate"),
+                json!({ "url": h.url("/"), "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "the tab answers under its old id: {body}");
+        g.server.app.shutdown(Duration::from_secs(5)).await;
+        let _ = service.kill();
+        let _ = service.wait();
+    });
+}

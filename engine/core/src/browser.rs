@@ -327,6 +327,9 @@ pub struct BrowserProcess {
     pid: Option<u32>,
     /// Sends tabs' `Page.navigate` past chromiumoxide's queue.
     pub navigator: std::sync::Arc<crate::navigator::Navigator>,
+    /// An attached browser's one socket, shared by both connections
+    /// (`cdp_mux.rs`); closed with this.
+    _shared_socket: Option<crate::cdp_mux::CdpMux>,
 }
 
 /// Launches Chromium; when it can't start with its sandbox (the kernel may
@@ -391,9 +394,17 @@ impl BrowserProcess {
             on: None,
             note: None,
         };
+        let mut shared_socket = None;
         let (browser, mut handler, executable, launched) = match &options.mode {
             LaunchMode::Connect(endpoint) => {
-                let ws_url = crate::remote::websocket_url(endpoint).await?;
+                let mut ws_url = crate::remote::websocket_url(endpoint).await?;
+                // A URL that names its browser takes a second connection;
+                // any other (a service's launch URL) is dialled once.
+                if !crate::remote::names_its_browser(&ws_url) {
+                    let mux = crate::cdp_mux::CdpMux::start(&ws_url).await?;
+                    ws_url = mux.local_url().to_string();
+                    shared_socket = Some(mux);
+                }
                 // The viewport applies to an attached browser's pages too.
                 let config = chromiumoxide::handler::HandlerConfig {
                     viewport: Some(viewport.clone()),
@@ -499,13 +510,8 @@ impl BrowserProcess {
             }
             tracing::info!("browser connection closed");
         });
-        let navigator_url = if launched {
-            browser.websocket_address().clone()
-        } else {
-            same_browser_url(&browser).await?
-        };
         let navigator = std::sync::Arc::new(crate::navigator::Navigator::new(
-            navigator_url,
+            browser.websocket_address().clone(),
             options.site_isolation,
         ));
         Ok(BrowserProcess {
@@ -518,6 +524,7 @@ impl BrowserProcess {
             watcher,
             handler_task,
             pid,
+            _shared_socket: shared_socket,
         })
     }
 
@@ -526,7 +533,7 @@ impl BrowserProcess {
     /// within `limit` (an attached one; a busy connection can delay that,
     /// so callers allow a few misses).
     pub async fn alive(&self, limit: Duration) -> bool {
-        if self.handler_task.is_finished() {
+        if self.connection_lost() {
             return false;
         }
         match self.pid {
@@ -540,6 +547,15 @@ impl BrowserProcess {
 
     pub fn launched_here(&self) -> bool {
         self.pid.is_some()
+    }
+
+    /// The connection is known to be gone (not merely slow to answer).
+    pub fn connection_lost(&self) -> bool {
+        self.handler_task.is_finished()
+            || self
+                ._shared_socket
+                .as_ref()
+                .is_some_and(crate::cdp_mux::CdpMux::is_closed)
     }
 
     /// Closes the browser (or detaches from it), bounded by `timeout`.
@@ -728,27 +744,4 @@ fn before_the_engine_under_memory_pressure(pid: u32) {
             tracing::debug!("raising oom_score_adj of {process}: {e}");
         }
     }
-}
-
-/// The URL of the browser an attached connection reached, for the engine's
-/// second socket: dialling a service's launch URL again would start another
-/// browser (`remote.rs`).
-async fn same_browser_url(browser: &Browser) -> Result<String> {
-    let ws_url = browser.websocket_address().clone();
-    let info = browser
-        .execute(chromiumoxide::cdp::browser_protocol::target::GetTargetInfoParams::default())
-        .await
-        .map_err(|e| {
-            Error::new(
-                ErrorCode::DevtoolsInitFailed,
-                format!(
-                    "the browser at {} did not say which it is: {e}",
-                    crate::remote::shown(&ws_url)
-                ),
-            )
-        })?;
-    Ok(crate::remote::browser_bound(
-        &ws_url,
-        info.result.target_info.target_id.as_ref(),
-    ))
 }

@@ -334,7 +334,13 @@ impl BrowserHost {
         let process = process.as_ref()?;
         Some((
             process.alive(limit).await,
-            if process.launched_here() { 1 } else { 3 },
+            // An attached browser may be slow across a network: three
+            // misses, unless its socket is known to be gone.
+            if process.launched_here() || process.connection_lost() {
+                1
+            } else {
+                3
+            },
         ))
     }
 

@@ -215,11 +215,11 @@ impl Navigator {
             conn.pending.lock().insert(id, tx);
             conn.outgoing
                 .send(message.to_string())
-                .map_err(|_| Error::internal("the navigation connection closed"))?;
+                .map_err(|_| connection_lost("the navigation connection closed"))?;
         }
         let reply = rx
             .await
-            .map_err(|_| Error::internal("the navigation connection closed"))?;
+            .map_err(|_| connection_lost("the navigation connection closed"))?;
         if let Some(error) = reply.get("error") {
             let text = error
                 .get("message")
@@ -233,7 +233,7 @@ impl Navigator {
     async fn connect(&self) -> Result<Connection> {
         let (socket, _) = async_tungstenite::tokio::connect_async(self.ws_url.as_str())
             .await
-            .map_err(|e| Error::internal(format!("navigation connection: {e}")))?;
+            .map_err(|e| connection_lost(&format!("navigation connection: {e}")))?;
         crate::sockets::send_commands_unbatched(self.ws_url.as_str());
         let (mut sink, mut stream) = socket.split();
         let (outgoing, mut queued) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -294,4 +294,14 @@ impl Navigator {
             reader,
         })
     }
+}
+
+/// The browser's connection is gone (it died, or an attached one's service
+/// dropped it): not ready while the engine restarts or reattaches it.
+fn connection_lost(what: &str) -> Error {
+    Error::new(
+        ErrorCode::NotReady,
+        format!("{what}; the engine is starting or reattaching the browser and reopens the tabs under their ids"),
+    )
+    .then(crate::error::NextStep::BrowserStatus)
 }

@@ -9,9 +9,9 @@
 //!   query, and a loopback host in it is replaced by the host that answered
 //!   (a service behind a proxy reports its own address).
 //! - A service that starts a browser per connection (browserless'
-//!   `/chromium`) must not be dialled twice: the engine's second socket
-//!   (`navigator.rs`) goes to `/devtools/browser/<id>` of the browser the
-//!   first one reached, with the same query.
+//!   `/chromium`) must not be dialled twice: any URL that does not name its
+//!   browser (`/devtools/browser/<id>`) is dialled once and shared
+//!   (`cdp_mux.rs`).
 
 use std::time::Duration;
 
@@ -97,18 +97,10 @@ fn without_url(error: reqwest::Error) -> String {
     error.without_url().to_string()
 }
 
-/// The URL of the browser `browser_id` on the service `ws_url` reached: the
-/// same scheme, host and query, path `/devtools/browser/<id>`. A URL that
-/// already names its browser is kept.
-pub fn browser_bound(ws_url: &str, browser_id: &str) -> String {
-    match Url::parse(ws_url) {
-        Ok(url) if url.path().starts_with("/devtools/browser/") => ws_url.to_string(),
-        Ok(mut url) => {
-            url.set_path(&format!("/devtools/browser/{browser_id}"));
-            url.to_string()
-        }
-        Err(_) => ws_url.to_string(),
-    }
+/// Whether `ws_url` names one browser (`/devtools/browser/<id>`), which
+/// takes more than one connection.
+pub fn names_its_browser(ws_url: &str) -> bool {
+    Url::parse(ws_url).is_ok_and(|u| u.path().starts_with("/devtools/browser/"))
 }
 
 /// `endpoint` as logs and status show it: user info and every query value
@@ -187,13 +179,10 @@ mod tests {
     }
 
     #[test]
-    fn a_second_socket_reaches_the_same_browser() {
-        assert_eq!(
-            browser_bound("ws://bl:3000/chromium?token=T", "B1"),
-            "ws://bl:3000/devtools/browser/B1?token=T"
-        );
-        let bound = "ws://h:9222/devtools/browser/B2";
-        assert_eq!(browser_bound(bound, "other"), bound);
+    fn urls_that_name_their_browser_are_told_apart() {
+        assert!(names_its_browser("ws://h:9222/devtools/browser/B2?token=T"));
+        assert!(!names_its_browser("ws://bl:3000/chromium?token=T"));
+        assert!(!names_its_browser("ws://bl:3000/?token=T"));
     }
 
     #[test]
