@@ -133,6 +133,7 @@ async fn main() -> anyhow::Result<()> {
         Some("plugin-build") => bench_plugin_build::run().await,
         Some("plugin-calls") => bench_plugin_calls::run().await,
         Some("fleet") => bench_fleet::run().await,
+        Some("remote") => bench_fleet::run_remote().await,
         _ => action_loop().await,
     }
 }

@@ -3,6 +3,10 @@
 //! engine; actions per second with the users spread over three engines and
 //! with all of them on one; the drain of an engine with ten actions in
 //! flight; memory per idle and per busy tab.
+//!
+//! `wabp-bench remote`: clicks on a browser from the browserless platform
+//! (`scripts/test-browserless.sh`, on this machine), attached by its launch
+//! URL, next to a browser the engine launched.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -322,4 +326,87 @@ async fn measure(
         signalled.elapsed().as_secs_f64() * 1000.0
     );
     Ok(())
+}
+
+/// Median click (full envelope, and without screenshots) on `engine`'s API.
+async fn click_medians(
+    http: &reqwest::Client,
+    api: &str,
+    page: &str,
+) -> anyhow::Result<(f64, f64)> {
+    let tab = tab_for(http, api, "bench", page).await?;
+    clicks(http, api, "bench", &tab, 10, true).await?;
+    Ok((
+        clicks(http, api, "bench", &tab, 50, true).await?,
+        clicks(http, api, "bench", &tab, 50, false).await?,
+    ))
+}
+
+pub async fn run_remote() -> anyhow::Result<()> {
+    let site = serve_site(axum::Router::new().route(
+        "/",
+        axum::routing::get(|| async { axum::response::Html(busy_page()) }),
+    ))
+    .await?;
+    let page = format!("{site}/");
+    let out = std::process::Command::new("bash")
+        .arg(repo().join("scripts/test-browserless.sh"))
+        .stderr(std::process::Stdio::inherit())
+        .output()?;
+    anyhow::ensure!(out.status.success(), "scripts/test-browserless.sh failed");
+    let launcher = String::from_utf8(out.stdout)?.trim().to_string();
+    let port = free_port()?;
+    let token = "wabp-bench-token-0123456789";
+    let mut service = std::process::Command::new(&launcher)
+        .env("PORT", port.to_string())
+        .env("TOKEN", token)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let http = reqwest::Client::new();
+    let started = Instant::now();
+    while http
+        .get(format!(
+            "http://127.0.0.1:{port}/json/version?token={token}"
+        ))
+        .send()
+        .await
+        .map_or(true, |r| !r.status().is_success())
+    {
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(60),
+            "browserless did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let outcome = async {
+        let mut rows = Vec::new();
+        for (label, connect) in [
+            ("local (launched by the engine)", None),
+            ("browserless, attached by its launch URL", Some(format!("ws://127.0.0.1:{port}/chromium?token={token}"))),
+        ] {
+            let session = std::env::temp_dir().join(format!("wabp-bench-remote-{}-{}", rows.len(), std::process::id()));
+            let mut options = super::bench_options(session.clone());
+            if let Some(url) = connect {
+                options.launch = wabp_core::browser::LaunchMode::Connect(url);
+            }
+            let app = wabp::App::start(options).await?;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+            let api = format!("http://{}/api/v1", listener.local_addr()?);
+            let engine = app.engine.clone();
+            tokio::spawn(app.serve(listener));
+            let medians = click_medians(&http, &api, &page).await;
+            engine.shutdown(Duration::from_secs(5)).await;
+            let _ = std::fs::remove_dir_all(session);
+            rows.push((label, medians?));
+        }
+        for (label, (full, bare)) in rows {
+            println!("click on a {label} browser: {full:.1} ms full envelope, {bare:.1} ms without screenshots (medians of 50)");
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    let _ = service.kill();
+    let _ = service.wait();
+    outcome
 }
