@@ -532,9 +532,20 @@ async fn tracker_blocker_passes(h: &Harness, name: &str, free: Value) {
     h.delete(&format!("/tabs/{tab}")).await;
 }
 
+/// An engine of its own: an interceptor acts on every tab of its engine,
+/// and other tests load theirs (the scaffolds') into the shared one.
+fn own_engine(h: &Harness, name: &str) -> Harness {
+    let server = block_on(common::start_server_with(
+        common::temp_dir(&format!("{name}-plugins")),
+        |_| {},
+    ));
+    h.with_server(server)
+}
+
 #[test]
 fn tracker_blocker_example_blocks_trackers_and_sends_gpc() {
-    let (h, _g) = shared();
+    let (shared_engine, _g) = shared();
+    let h = &own_engine(shared_engine, "tracker-blocker");
     block_on(async {
         let free = tracked_without_blocker(h).await;
         let built = build_into(
@@ -544,16 +555,21 @@ fn tracker_blocker_example_blocks_trackers_and_sends_gpc() {
         .await;
         assert_eq!(built.provides, vec!["interceptor"]);
         tracker_blocker_passes(h, "tracker-blocker", free).await;
+        h.server.app.shutdown(Duration::from_secs(5)).await;
     });
 }
 
 /// The Python twin of the tracker blocker passes the same test.
 #[test]
 fn tracker_blocker_in_python_blocks_trackers_and_sends_gpc() {
-    let (h, _g) = shared();
+    let (shared_engine, _g) = shared();
+    let h = &own_engine(shared_engine, "tracker-blocker-py");
     let free = block_on(tracked_without_blocker(h));
     install_example(h, "tracker-blocker-py", "provides: interceptor");
-    block_on(tracker_blocker_passes(h, "tracker-blocker-py", free));
+    block_on(async {
+        tracker_blocker_passes(h, "tracker-blocker-py", free).await;
+        h.server.app.shutdown(Duration::from_secs(5)).await;
+    });
 }
 
 /// `wabp plugin build examples/NAME` into the engine's plugin folder,
