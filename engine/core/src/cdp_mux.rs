@@ -238,22 +238,25 @@ fn deliver(routes: &Mutex<Routes>, text: &str) {
 /// The id of an answer (`{"id":N,...}`), read without parsing the rest (a
 /// screenshot's answer is megabytes); `None` for an event.
 fn answer_id(text: &str) -> Option<u64> {
-    let rest = text.trim_start().strip_prefix('{')?.trim_start();
-    let rest = rest
-        .strip_prefix("\"id\"")?
-        .trim_start()
-        .strip_prefix(':')?;
-    let digits: String = rest
-        .trim_start()
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    match digits.parse() {
-        Ok(id) => Some(id),
-        // Not first: find it the slow way.
-        Err(_) => None,
+    let leading = || -> Option<u64> {
+        let rest = text.trim_start().strip_prefix('{')?.trim_start();
+        let rest = rest
+            .strip_prefix("\"id\"")?
+            .trim_start()
+            .strip_prefix(':')?;
+        let digits: String = rest
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    // Chromium puts an answer's id first and an event's method first;
+    // anything else is read the slow way.
+    if text.trim_start().starts_with("{\"method\"") {
+        return None;
     }
-    .or_else(|| {
+    leading().or_else(|| {
         serde_json::from_str::<Value>(text)
             .ok()?
             .get("id")?
