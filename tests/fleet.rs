@@ -32,6 +32,39 @@ async fn exit_code(child: &mut std::process::Child, bound: Duration) -> Option<i
     panic!("the engine did not exit within {bound:?}");
 }
 
+/// The first tab of the engine at `api` (the one it opens at start).
+async fn first_tab(http: &reqwest::Client, api: &str) -> String {
+    let (_, tabs) = common::send(
+        http,
+        reqwest::Method::GET,
+        &format!("{api}/tabs"),
+        None,
+        None,
+    )
+    .await;
+    tabs[0]["id"].as_str().unwrap().to_string()
+}
+
+/// A navigation of `tab` on the engine at `api` to `url`, left in flight.
+fn navigation_in_flight(
+    http: &reqwest::Client,
+    api: &str,
+    tab: &str,
+    url: String,
+) -> tokio::task::JoinHandle<(u16, Value)> {
+    let (http, path) = (http.clone(), format!("{api}/tabs/{tab}/navigate"));
+    tokio::spawn(async move {
+        common::send(
+            &http,
+            reqwest::Method::POST,
+            &path,
+            Some(json!({ "url": url })),
+            None,
+        )
+        .await
+    })
+}
+
 #[test]
 fn ids_name_their_engine_other_engines_ids_answer_421_and_metrics_count() {
     let (h, _g) = shared();
@@ -218,32 +251,11 @@ fn sigterm_drains_the_actions_in_flight_then_exits_0() {
             &["--engine-id", "drainer", "--drain-secs", "20"],
         );
         common::wait_ready(&h.http, &api).await;
-        let (_, tabs) = common::send(
-            &h.http,
-            reqwest::Method::GET,
-            &format!("{api}/tabs"),
-            None,
-            None,
-        )
-        .await;
-        let tab = tabs[0]["id"].as_str().unwrap().to_string();
+        let tab = first_tab(&h.http, &api).await;
         assert!(tab.ends_with(".drainer"), "{tab}");
 
         // A navigation to a page that answers after 2.5 s, in flight.
-        let slow_url = h.url("/sleep?ms=2500");
-        let in_flight = tokio::spawn({
-            let (http, url) = (h.http.clone(), format!("{api}/tabs/{tab}/navigate"));
-            async move {
-                common::send(
-                    &http,
-                    reqwest::Method::POST,
-                    &url,
-                    Some(json!({ "url": slow_url })),
-                    None,
-                )
-                .await
-            }
-        });
+        let in_flight = navigation_in_flight(&h.http, &api, &tab, h.url("/sleep?ms=2500"));
         tokio::time::sleep(Duration::from_millis(500)).await;
         terminate(&engine);
         let draining = common::eventually(Duration::from_secs(5), || async {
@@ -300,29 +312,8 @@ fn sigterm_drains_the_actions_in_flight_then_exits_0() {
         let api = format!("http://127.0.0.1:{port}/api/v1");
         let mut engine = common::spawn_engine(&session, port, &["--drain-secs", "60"]);
         common::wait_ready(&h.http, &api).await;
-        let (_, tabs) = common::send(
-            &h.http,
-            reqwest::Method::GET,
-            &format!("{api}/tabs"),
-            None,
-            None,
-        )
-        .await;
-        let tab = tabs[0]["id"].as_str().unwrap().to_string();
-        let held = tokio::spawn({
-            let (http, url) = (h.http.clone(), format!("{api}/tabs/{tab}/navigate"));
-            let slow_url = h.url("/sleep?ms=30000");
-            async move {
-                common::send(
-                    &http,
-                    reqwest::Method::POST,
-                    &url,
-                    Some(json!({ "url": slow_url })),
-                    None,
-                )
-                .await
-            }
-        });
+        let tab = first_tab(&h.http, &api).await;
+        let held = navigation_in_flight(&h.http, &api, &tab, h.url("/sleep?ms=30000"));
         tokio::time::sleep(Duration::from_millis(500)).await;
         terminate(&engine);
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -693,23 +684,7 @@ fn an_engine_drives_browserless_by_its_launch_url_and_outlives_it() {
         d.server.app.shutdown(Duration::from_secs(5)).await;
 
         // The service dies with a navigation in flight.
-        let in_flight = tokio::spawn({
-            let (http, url) = (
-                h.http.clone(),
-                format!("{}/tabs/{tab}/navigate", g.server.api),
-            );
-            let slow = h.url("/sleep?ms=4000");
-            async move {
-                common::send(
-                    &http,
-                    reqwest::Method::POST,
-                    &url,
-                    Some(json!({ "url": slow })),
-                    None,
-                )
-                .await
-            }
-        });
+        let in_flight = navigation_in_flight(&h.http, &g.server.api, &tab, h.url("/sleep?ms=4000"));
         tokio::time::sleep(Duration::from_millis(500)).await;
         let _ = service.kill();
         let _ = service.wait();
