@@ -66,6 +66,19 @@ impl Engine {
         if tab.session.failure().is_none() {
             return outcome;
         }
+        // The browser itself went away during the action (its connection
+        // lost, a restart under way): that is the answer, not the page's
+        // silence; the restart reopens the tab under its id.
+        if matches!(
+            self.browser.lifecycle(),
+            crate::browser_host::Lifecycle::Restarting
+        ) {
+            return Err(Error::new(
+                ErrorCode::NotReady,
+                "the browser went away during the action; the engine is starting or reattaching one and reopens the tabs under their ids",
+            )
+            .then(NextStep::BrowserStatus));
+        }
         let recovered = match self.heal(&tab).await {
             Ok((_, recovered)) => recovered,
             Err(e) => {
