@@ -310,8 +310,6 @@ fn ms_since(t: Instant) -> f64 {
 
 /// The longest an action's settle is drawn out for transitions.
 const TRANSITIONS_LIMIT: Duration = Duration::from_millis(1500);
-/// Transitions this close to their end are not waited for.
-const TRANSITION_TAIL_MS: f64 = 15.0;
 
 /// A settled page may still be in the middle of its CSS transitions and
 /// animations (a menu fading out, a modal sliding in), with the library's
@@ -327,7 +325,7 @@ async fn finish_transitions<T: ActionTab>(
     let deadline = Instant::now() + TRANSITIONS_LIMIT.min(left);
     let mut thawed = false;
     while let Some(ms) = tab.animations_left_ms().await {
-        if ms <= TRANSITION_TAIL_MS || tab.dialog_pending() || tab.page_failure().is_some() {
+        if ms <= 0.0 || tab.dialog_pending() || tab.page_failure().is_some() {
             break;
         }
         let now = Instant::now();
