@@ -569,32 +569,52 @@ fn a_fleet_behind_haproxy_routes_by_engine_drains_and_outlives_an_engine() {
 /// The browserless launcher `scripts/test-browserless.sh` sets up
 /// (`WABP_TEST_BROWSERLESS` when scripts/test.sh already did).
 fn browserless_launcher() -> String {
-    if let Ok(launcher) = std::env::var("WABP_TEST_BROWSERLESS") {
-        return launcher;
-    }
-    let out = std::process::Command::new("bash")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/scripts/test-browserless.sh"
-        ))
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .expect("bash runs");
-    assert!(out.status.success(), "scripts/test-browserless.sh failed");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    // Once per test binary: two tests setting it up at once would rewrite
+    // the launcher while the other starts it.
+    static LAUNCHER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LAUNCHER
+        .get_or_init(|| {
+            if let Ok(launcher) = std::env::var("WABP_TEST_BROWSERLESS") {
+                return launcher;
+            }
+            let out = std::process::Command::new("bash")
+                .arg(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/scripts/test-browserless.sh"
+                ))
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .expect("bash runs");
+            assert!(out.status.success(), "scripts/test-browserless.sh failed");
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        })
+        .clone()
 }
 
-/// browserless on `port` with `token`, answering.
+/// browserless on `port` with `token`, answering; in a process group of
+/// its own, so [`kill_service`] ends its browsers with it.
 async fn start_browserless(
     http: &reqwest::Client,
     launcher: &str,
     port: u16,
     token: &str,
 ) -> std::process::Child {
+    start_browserless_with(http, launcher, port, token, &[("CONCURRENT", "4")]).await
+}
+
+async fn start_browserless_with(
+    http: &reqwest::Client,
+    launcher: &str,
+    port: u16,
+    token: &str,
+    settings: &[(&str, &str)],
+) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
     let child = std::process::Command::new(launcher)
         .env("PORT", port.to_string())
         .env("TOKEN", token)
-        .env("CONCURRENT", "4")
+        .envs(settings.iter().copied())
+        .process_group(0)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -609,17 +629,40 @@ async fn start_browserless(
     child
 }
 
+/// Kills a service started by [`start_browserless`] with its browsers (no
+/// Chromium left behind).
+fn kill_service(service: &mut std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{}", service.id())])
+        .status();
+    let _ = service.wait();
+}
+
+/// What browserless' `/sessions` lists now. It asks each browser in turn
+/// and answers 500 while one is going away: asked again then.
+async fn browserless_sessions(http: &reqwest::Client, port: u16, token: &str) -> Value {
+    let mut last = String::new();
+    for _ in 0..40 {
+        let answer = http
+            .get(format!("http://127.0.0.1:{port}/sessions?token={token}"))
+            .send()
+            .await
+            .unwrap();
+        let status = answer.status();
+        let text = answer.text().await.unwrap();
+        if status.is_success() {
+            return serde_json::from_str(&text).unwrap_or_else(|_| panic!("/sessions: {text}"));
+        }
+        last = format!("{status} {text}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    panic!("/sessions: {last}");
+}
+
 /// The browsers browserless runs now.
 async fn browserless_browsers(http: &reqwest::Client, port: u16, token: &str) -> usize {
-    let sessions: Value = http
-        .get(format!("http://127.0.0.1:{port}/sessions?token={token}"))
-        .send()
+    browserless_sessions(http, port, token)
         .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    sessions
         .as_array()
         .unwrap()
         .iter()
@@ -686,8 +729,7 @@ fn an_engine_drives_browserless_by_its_launch_url_and_outlives_it() {
         // The service dies with a navigation in flight.
         let in_flight = navigation_in_flight(&h.http, &g.server.api, &tab, h.url("/sleep?ms=4000"));
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let _ = service.kill();
-        let _ = service.wait();
+        kill_service(&mut service);
         let status = common::eventually(Duration::from_secs(3), || async {
             let (_, body) = g.get("/browser/status").await;
             (body["data"]["ready"] == false).then_some(body)
@@ -722,7 +764,173 @@ fn an_engine_drives_browserless_by_its_launch_url_and_outlives_it() {
             .await;
         assert_eq!(status, 200, "the tab answers under its old id: {body}");
         g.server.app.shutdown(Duration::from_secs(5)).await;
-        let _ = service.kill();
-        let _ = service.wait();
+        kill_service(&mut service);
+    });
+}
+
+/// The browserless sessions tracked as `tracking_id`.
+async fn browserless_sessions_of(
+    http: &reqwest::Client,
+    port: u16,
+    token: &str,
+    tracking_id: &str,
+) -> usize {
+    browserless_sessions(http, port, token)
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["type"] == "browser" && s["trackingId"] == tracking_id)
+        .count()
+}
+
+/// `--browser-endpoint`: each user session gets a browser of its own from
+/// the real browserless platform (apart from the engine's own); a user's
+/// browser the service kills comes back with that user's tab under its id
+/// while another user carries on; a service at its limit answers 503
+/// BROWSER_SERVICE_BUSY with Retry-After; the browsers end with the engine.
+#[test]
+fn each_user_session_gets_a_browser_of_its_own_from_the_service() {
+    let (h, _g) = shared();
+    let launcher = browserless_launcher();
+    let port = common::free_port();
+    let token = "wabp-test-token-session-browsers";
+    block_on(async {
+        // Room for three browsers and no queue: the engine's, alice's, bob's.
+        let mut service = start_browserless_with(
+            &h.http,
+            &launcher,
+            port,
+            token,
+            &[("CONCURRENT", "3"), ("QUEUED", "0")],
+        )
+        .await;
+        let endpoint = format!("ws://127.0.0.1:{port}/chromium?token={token}&trackingId={{user}}");
+        let server = common::start_server_with(common::temp_dir("endpoint-plugins"), |o| {
+            o.browser_endpoints = vec![endpoint];
+        })
+        .await;
+        let g = h.with_server(server);
+        let root = g.server.api.trim_end_matches("/api/v1").to_string();
+
+        let mut tabs = Vec::new();
+        for user in ["alice", "bob"] {
+            let (status, tab) = g.post(&format!("/tabs?userId={user}"), json!({})).await;
+            assert_eq!(status, 201, "{tab}");
+            let tab = tab["id"].as_str().unwrap().to_string();
+            let (status, body) = g
+                .post(
+                    &format!("/tabs/{tab}/navigate?userId={user}"),
+                    json!({ "url": h.url("/"), "screenshot": { "area": "none" } }),
+                )
+                .await;
+            assert_eq!(status, 200, "{body}");
+            tabs.push((user, tab));
+        }
+        for user in ["alice", "bob"] {
+            assert_eq!(
+                browserless_sessions_of(&h.http, port, token, user).await,
+                1,
+                "{user} has a browser of their own"
+            );
+        }
+        assert_eq!(browserless_browsers(&h.http, port, token).await, 3);
+        let readiness: Value = h
+            .http
+            .get(format!("{root}/readyz"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(readiness["session_browsers"], 2, "{readiness}");
+
+        // Cookies set over the API land in the user's own browser: alice's
+        // page sends hers, bob's has none.
+        let (status, set) = g
+            .post(
+                "/cookies",
+                json!({ "userId": "alice", "cookies": [
+                    { "name": "who", "value": "alice", "url": h.url("/") }
+                ] }),
+            )
+            .await;
+        assert_eq!(status, 200, "{set}");
+        for (user, tab, expected) in [("alice", &tabs[0].1, "who=alice"), ("bob", &tabs[1].1, "")] {
+            let (status, body) = g
+                .post(
+                    &format!("/tabs/{tab}/execute?userId={user}"),
+                    json!({ "script": "document.cookie" }),
+                )
+                .await;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(body["result"]["value"], expected, "{user}: {body}");
+        }
+
+        // The service is full: a third user is told to come back later.
+        let refused = h
+            .http
+            .post(format!("{}/tabs?userId=carol", g.server.api))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 503);
+        assert!(refused.headers().contains_key("retry-after"));
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["code"], "BROWSER_SERVICE_BUSY", "{body}");
+        assert!(!body.to_string().contains(token), "{body}");
+
+        // The service kills alice's browser: bob carries on, alice's tab
+        // comes back under its id, saying what happened.
+        let killed = h
+            .http
+            .get(format!("http://127.0.0.1:{port}/kill/alice?token={token}"))
+            .send()
+            .await
+            .unwrap();
+        assert!(killed.status().is_success(), "{killed:?}");
+        let (alice_tab, bob_tab) = (&tabs[0].1, &tabs[1].1);
+        let (status, body) = g
+            .post(
+                &format!("/tabs/{bob_tab}/navigate?userId=bob"),
+                json!({ "url": h.url("/second"), "screenshot": { "area": "none" } }),
+            )
+            .await;
+        assert_eq!(status, 200, "bob's browser is not alice's: {body}");
+        let back = common::eventually(Duration::from_secs(30), || async {
+            let (status, body) = g
+                .post(
+                    &format!("/tabs/{alice_tab}/click?userId=alice"),
+                    json!({ "x": 5, "y": 5, "screenshot": { "area": "none" } }),
+                )
+                .await;
+            (status == 200).then_some(body)
+        })
+        .await
+        .expect("alice's tab came back");
+        assert!(
+            back["events"]
+                .as_array()
+                .is_some_and(|e| e.iter().any(|e| e["type"] == "browser_restarted")),
+            "{back}"
+        );
+        assert_eq!(
+            browserless_sessions_of(&h.http, port, token, "alice").await,
+            1
+        );
+
+        // The engine ends: so do the browsers it held.
+        g.server.app.shutdown(Duration::from_secs(5)).await;
+        let gone = common::eventually(Duration::from_secs(10), || async {
+            (browserless_browsers(&h.http, port, token).await == 0).then_some(())
+        })
+        .await;
+        assert!(
+            gone.is_some(),
+            "the service's browsers ended with the engine"
+        );
+        kill_service(&mut service);
     });
 }

@@ -29,6 +29,8 @@ fn seconds() -> Histogram {
 pub struct Gauges {
     pub tabs: i64,
     pub users: i64,
+    /// Users' own browsers (`--browser-endpoint`).
+    pub session_browsers: i64,
     pub in_flight: i64,
     pub ready: bool,
     pub draining: bool,
@@ -51,6 +53,7 @@ pub struct Metrics {
     http_requests: Family<Labels<3>, Counter>,
     tabs: Gauge,
     users: Gauge,
+    session_browsers: Gauge,
     in_flight: Gauge,
     ready: Gauge,
     draining: Gauge,
@@ -72,6 +75,7 @@ impl Default for Metrics {
             http_requests: Family::default(),
             tabs: Gauge::default(),
             users: Gauge::default(),
+            session_browsers: Gauge::default(),
             in_flight: Gauge::default(),
             ready: Gauge::default(),
             draining: Gauge::default(),
@@ -113,6 +117,11 @@ impl Default for Metrics {
                 "users",
                 "Users with a browser context (sessions)",
                 metrics.users.clone(),
+            );
+            r.register(
+                "session_browsers",
+                "Users' own browsers from a browser service (--browser-endpoint)",
+                metrics.session_browsers.clone(),
             );
             r.register(
                 "operations_in_flight",
@@ -216,6 +225,7 @@ impl Metrics {
     pub fn render(&self, now: &Gauges) -> String {
         self.tabs.set(now.tabs);
         self.users.set(now.users);
+        self.session_browsers.set(now.session_browsers);
         self.in_flight.set(now.in_flight);
         self.ready.set(i64::from(now.ready));
         self.draining.set(i64::from(now.draining));

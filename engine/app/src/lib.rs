@@ -114,6 +114,10 @@ pub struct Options {
     /// Past this many bytes (the engine and its browser), no new tabs and
     /// not ready (`--max-memory-mb`; default 80% of the machine's memory).
     pub max_memory_bytes: u64,
+    /// CDP services that give each user session a browser of its own
+    /// (`--browser-endpoint`, taken in turn); the engine's own browser is
+    /// dialled from the first too unless `launch` says otherwise.
+    pub browser_endpoints: Vec<String>,
 }
 
 impl Options {
@@ -144,6 +148,7 @@ impl Options {
             engine_id: wabp_core::ids::EngineId::from_host_name(),
             drain: std::time::Duration::from_secs(30),
             max_memory_bytes: wabp_core::memory::default_limit_bytes(),
+            browser_endpoints: Vec::new(),
         }
     }
 }
@@ -238,10 +243,18 @@ impl App {
         let uploads = options.session_dir.join("uploads");
         std::fs::create_dir_all(&uploads)
             .with_context(|| format!("upload folder {}", uploads.display()))?;
+        // Browsers from a service: the engine's own (anonymous tabs) too,
+        // unless told where else; its `{user}` is the engine's id.
+        let launch = match (&options.launch, options.browser_endpoints.first()) {
+            (LaunchMode::Auto, Some(endpoint)) => LaunchMode::Connect(
+                wabp_core::engine::expand_endpoint(endpoint, &options.engine_id.to_string()),
+            ),
+            (launch, _) => launch.clone(),
+        };
         let engine = Engine::new(
             EngineConfig {
                 browser: BrowserOptions {
-                    mode: options.launch.clone(),
+                    mode: launch,
                     headed: options.headed,
                     viewport_width: options.viewport.0,
                     viewport_height: options.viewport.1,
@@ -253,6 +266,7 @@ impl App {
                 session_dir: options.session_dir.clone(),
                 engine_id: options.engine_id.clone(),
                 max_memory_bytes: options.max_memory_bytes,
+                browser_endpoints: options.browser_endpoints.clone(),
                 pause: options.pause,
                 user_limits: options.user_limits,
                 extra_schemes: options.extra_schemes.clone(),
@@ -576,6 +590,7 @@ fn scrape_metrics(
     let now = wabp_api::metrics::Gauges {
         tabs: readiness.tabs as i64,
         users: engine.user_count() as i64,
+        session_browsers: readiness.session_browsers as i64,
         in_flight: readiness.in_flight as i64,
         ready: readiness.ready,
         draining: engine.drain().is_draining(),

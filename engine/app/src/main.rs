@@ -107,6 +107,19 @@ struct ServeArgs {
     /// Attach to a running browser: ws://... or http://host:port.
     #[arg(long, value_name = "URL")]
     connect: Option<String>,
+    /// A CDP service that starts a browser per connection (browserless'
+    /// ws://host:3000/chromium?token=T): each user session gets a browser
+    /// of its own from it. Repeat (or comma-separate) for several, taken in
+    /// turn; `{user}` and `{session}` in the URL are filled in. The
+    /// engine's own browser comes from the first unless --connect or
+    /// --chrome says otherwise.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "WABP_BROWSER_ENDPOINT",
+        value_delimiter = ','
+    )]
+    browser_endpoint: Vec<String>,
     /// Show the browser window (needs full Chromium and a display).
     #[arg(long)]
     headed: bool,
@@ -321,6 +334,7 @@ fn engine_options(args: ServeArgs) -> anyhow::Result<(Options, bool)> {
             .engine_id
             .unwrap_or_else(wabp_core::ids::EngineId::from_host_name),
         drain: std::time::Duration::from_secs(args.drain_secs),
+        browser_endpoints: args.browser_endpoint,
         max_memory_bytes: args
             .max_memory_mb
             .map_or_else(wabp_core::memory::default_limit_bytes, |mb| {

@@ -536,13 +536,24 @@ impl BrowserProcess {
         if self.connection_lost() {
             return false;
         }
-        match self.pid {
-            Some(pid) => process_runs(pid),
-            None => matches!(
-                tokio::time::timeout(limit, self.browser.version()).await,
-                Ok(Ok(_))
-            ),
-        }
+        let Some(pid) = self.pid else {
+            // A round trip, given up as soon as the socket is known gone
+            // (a dead socket never answers, it only times out).
+            let version = self.browser.version();
+            tokio::pin!(version);
+            let deadline = tokio::time::Instant::now() + limit;
+            loop {
+                tokio::select! {
+                    answer = &mut version => return answer.is_ok(),
+                    _ = tokio::time::sleep(Duration::from_millis(50)) => {
+                        if self.connection_lost() || tokio::time::Instant::now() >= deadline {
+                            return false;
+                        }
+                    }
+                }
+            }
+        };
+        process_runs(pid)
     }
 
     pub fn launched_here(&self) -> bool {

@@ -54,6 +54,31 @@ impl Drop for CdpMux {
     }
 }
 
+/// Why a dial failed. A service at its limit (HTTP 429 or 503 to the
+/// upgrade, as browserless answers when its queue is full) is busy, not
+/// broken: the caller may retry later.
+fn dial_refused(upstream: &str, e: async_tungstenite::tungstenite::Error) -> Error {
+    if let async_tungstenite::tungstenite::Error::Http(response) = &e {
+        let status = response.status().as_u16();
+        if status == 429 || status == 503 {
+            return Error::new(
+                ErrorCode::BrowserServiceBusy,
+                format!(
+                    "the browser service at {} is at its limit (HTTP {status}); retry later",
+                    crate::remote::shown(upstream)
+                ),
+            );
+        }
+    }
+    Error::new(
+        ErrorCode::DevtoolsInitFailed,
+        format!(
+            "could not attach to {}: {e}",
+            crate::remote::shown(upstream)
+        ),
+    )
+}
+
 impl CdpMux {
     /// Dials `upstream` (a `ws://` or `wss://` URL) once and serves it
     /// locally.
@@ -64,15 +89,7 @@ impl CdpMux {
         let (socket, _) =
             async_tungstenite::tokio::connect_async_with_config(upstream, Some(config))
                 .await
-                .map_err(|e| {
-                    Error::new(
-                        ErrorCode::DevtoolsInitFailed,
-                        format!(
-                            "could not attach to {}: {e}",
-                            crate::remote::shown(upstream)
-                        ),
-                    )
-                })?;
+                .map_err(|e| dial_refused(upstream, e))?;
         crate::sockets::send_commands_unbatched(upstream);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -60,6 +60,9 @@ pub enum ErrorCode {
     Draining,
     /// The engine is past its memory bound: no new tabs here.
     EngineFull,
+    /// The browser service (`--browser-endpoint`) is at its limit and
+    /// refused a new session's browser: retry later.
+    BrowserServiceBusy,
     Internal,
 }
 
@@ -100,6 +103,7 @@ impl ErrorCode {
             ErrorCode::WrongEngine => "WRONG_ENGINE",
             ErrorCode::Draining => "DRAINING",
             ErrorCode::EngineFull => "ENGINE_FULL",
+            ErrorCode::BrowserServiceBusy => "BROWSER_SERVICE_BUSY",
             ErrorCode::Internal => "INTERNAL",
         }
     }

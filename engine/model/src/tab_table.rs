@@ -61,6 +61,17 @@ impl<T: Listed> TabTable<T> {
         tabs
     }
 
+    /// Takes out the tabs whose owner `pick` picks (a browser that went
+    /// away with only some users' tabs), keeping the rest in order.
+    pub fn take_owned(&self, pick: impl Fn(Option<&str>) -> bool) -> Vec<Arc<T>> {
+        let mut tabs = self.tabs.write();
+        let (taken, kept) = std::mem::take(&mut *tabs)
+            .into_iter()
+            .partition(|t| pick(t.owner().as_deref()));
+        *tabs = kept;
+        taken
+    }
+
     /// A tab whoever owns it: for the engine's own bookkeeping only.
     pub fn any(&self, id: &str) -> Option<Arc<T>> {
         self.tabs.read().iter().find(|t| t.id() == id).cloned()

@@ -129,6 +129,12 @@ impl<C: Clone> Users<C> {
         self.sessions.lock().clear();
     }
 
+    /// Forgets the sessions `keep` does not keep (a browser went away with
+    /// their contexts; other users' are in other browsers).
+    pub fn retain(&self, keep: impl Fn(&str) -> bool) {
+        self.sessions.lock().retain(|user, _| keep(user));
+    }
+
     /// Sessions idle (no request in flight) for longer than the limit.
     pub fn expired(&self) -> Vec<String> {
         self.sessions

@@ -68,9 +68,10 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
             StatusCode::FORBIDDEN
         }
         ErrorCode::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        ErrorCode::NotReady | ErrorCode::Draining | ErrorCode::EngineFull => {
-            StatusCode::SERVICE_UNAVAILABLE
-        }
+        ErrorCode::NotReady
+        | ErrorCode::Draining
+        | ErrorCode::EngineFull
+        | ErrorCode::BrowserServiceBusy => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::WrongEngine => StatusCode::MISDIRECTED_REQUEST,
         // The page or address the client named could not be reached: the
         // engine itself is fine.

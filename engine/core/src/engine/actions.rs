@@ -70,7 +70,7 @@ impl Engine {
         // lost, a restart under way): that is the answer, not the page's
         // silence; the restart reopens the tab under its id.
         if matches!(
-            self.browser.lifecycle(),
+            self.host_of(tab.owner().as_deref()).lifecycle(),
             crate::browser_host::Lifecycle::Restarting
         ) {
             return Err(Error::new(

@@ -18,6 +18,10 @@ use crate::error::Result;
 use crate::events::TabSignal;
 use crate::tab::Tab;
 
+/// How long before a lost connection a destroyed page counts as gone with
+/// its browser (the watch notices a dropped socket within about a second).
+const DESTROYED_BEFORE_LOSS: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Engine {
     /// Follows browser-wide events: popups become tabs, tabs a script closed
     /// leave the list, downloads are recorded and announced to their tab.
@@ -134,6 +138,28 @@ impl Engine {
         };
         self.forget_tab(&tab.id);
         tab.emit(TabSignal::Closed { reason: "script" });
+        // A browser that is being closed (a service ending the session)
+        // destroys its pages before its socket drops: if it drops soon, the
+        // restart reopens this tab with the others.
+        let mut recent = self.recently_destroyed.lock();
+        recent.retain(|(at, _)| at.elapsed() < DESTROYED_BEFORE_LOSS);
+        recent.push((std::time::Instant::now(), tab));
+    }
+
+    /// Tabs whose pages went in the moments before their browser's
+    /// connection dropped, owned as `pick` picks: they went with the
+    /// browser, not by a script.
+    pub(super) fn take_destroyed_before_loss(
+        &self,
+        pick: impl Fn(Option<&str>) -> bool,
+    ) -> Vec<Arc<Tab>> {
+        let mut recent = self.recently_destroyed.lock();
+        let (taken, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut *recent)
+            .into_iter()
+            .filter(|(at, _)| at.elapsed() < DESTROYED_BEFORE_LOSS)
+            .partition(|(_, tab)| pick(tab.owner().as_deref()));
+        *recent = kept;
+        taken.into_iter().map(|(_, tab)| tab).collect()
     }
 
     pub(super) fn forget_tab(&self, tab_id: &str) {

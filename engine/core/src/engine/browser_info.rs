@@ -72,6 +72,11 @@ impl Engine {
         self.browser.navigator().await
     }
 
+    /// The connection to the browser the caller's tabs and cookies live in.
+    pub(crate) async fn navigator_for(&self, caller: &Caller) -> Result<Arc<Navigator>> {
+        self.host_of(caller.user_id()).navigator().await
+    }
+
     pub async fn browser_info(&self) -> Result<BrowserInfo> {
         self.ensure_ready()?;
         let version = self
@@ -108,7 +113,7 @@ impl Engine {
     /// The window of the caller's tab `tab_id`.
     pub async fn window(&self, caller: &Caller, tab_id: &str) -> Result<WindowInfo> {
         let tab = self.tab(caller, tab_id)?;
-        let navigator = self.browser_navigator().await?;
+        let navigator = self.navigator_for(caller).await?;
         let found = navigator
             .send(
                 None,
@@ -171,7 +176,7 @@ impl Engine {
             ));
         }
         let window = self.window(caller, tab_id).await?;
-        let navigator = self.browser_navigator().await?;
+        let navigator = self.navigator_for(caller).await?;
         if window.state != "normal" {
             navigator
                 .send(
@@ -221,7 +226,7 @@ impl Engine {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_else(|| "normal".into());
-        self.browser_navigator()
+        self.navigator_for(caller)
             .await?
             .send(
                 None,

@@ -46,7 +46,7 @@ impl Engine {
     /// The `Storage` commands' context for the caller (`None`: the default
     /// context, where requests without a user live).
     async fn cookie_context(&self, caller: &Caller) -> Result<Value> {
-        self.ensure_ready()?;
+        self.ensure_ready_for(caller)?;
         Ok(match caller.user_id() {
             Some(user) => json!({ "browserContextId": self.user_context(user).await? }),
             None => json!({}),
@@ -56,7 +56,7 @@ impl Engine {
     async fn all_cookies(&self, caller: &Caller) -> Result<Vec<Cookie>> {
         let params = self.cookie_context(caller).await?;
         let answer = self
-            .browser_navigator()
+            .navigator_for(caller)
             .await?
             .send(None, "Storage.getCookies", params, LIMIT)
             .await?;
@@ -83,7 +83,7 @@ impl Engine {
         let params = rules::cookie::params(&cookies, MAX_COOKIES, None)?;
         let mut command = self.cookie_context(caller).await?;
         command["cookies"] = Value::Array(params);
-        self.browser_navigator()
+        self.navigator_for(caller)
             .await?
             .send(None, "Storage.setCookies", command, LIMIT)
             .await
@@ -106,7 +106,7 @@ impl Engine {
         if doomed.is_empty() {
             return Ok(0);
         }
-        let navigator = self.browser_navigator().await?;
+        let navigator = self.navigator_for(caller).await?;
         let mut command = self.cookie_context(caller).await?;
         if target.is_none() && filter.name.is_none() {
             navigator

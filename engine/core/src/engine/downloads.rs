@@ -66,7 +66,7 @@ impl Engine {
         if let Some(user) = user.filter(|u| *u != crate::caller::NOBODY) {
             params.browser_context_id = Some(self.user_context(user).await?);
         }
-        self.browser.execute(params).await?;
+        self.host_of(user).execute(params).await?;
         Ok(())
     }
 

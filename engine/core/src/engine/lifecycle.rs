@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::Engine;
 use crate::browser::BrowserOptions;
-use crate::browser_host::{BrowserStatus, Lifecycle};
+use crate::browser_host::{BrowserHost, BrowserStatus, Lifecycle};
 use crate::error::{Error, ErrorCode, Result};
 
 impl Engine {
@@ -80,6 +80,7 @@ impl Engine {
             tab.session.mark_closed();
         }
         self.forget_user_contexts();
+        self.close_session_browsers(timeout).await;
         self.browser.close(timeout).await;
         self.browser.remove_owned_profile();
     }
@@ -92,13 +93,19 @@ impl Engine {
     /// Starts (or attaches to) the browser with the engine's options and
     /// follows its events.
     pub(super) async fn launch_browser(self: &Arc<Self>) -> Result<()> {
-        let process = self.browser.launch(&self.downloads_dir()).await?;
+        let host = self.browser.clone();
+        self.launch_into(&host).await
+    }
+
+    /// Starts (or dials) `host`'s browser and follows its events.
+    pub(super) async fn launch_into(self: &Arc<Self>, host: &BrowserHost) -> Result<()> {
+        let process = host.launch(&self.downloads_dir()).await?;
         let listener = self.watch_browser_events(&process.browser).await?;
         if let Err(e) = self.enable_navigation_fence(&process.browser).await {
             listener.abort();
             return Err(e);
         }
-        self.browser.install(process, listener).await;
+        host.install(process, listener).await;
         Ok(())
     }
 
@@ -108,6 +115,11 @@ impl Engine {
 
     pub(super) fn ensure_ready(&self) -> Result<()> {
         self.browser.ensure_ready()
+    }
+
+    /// Ok when the browser the caller's tabs live in is ready.
+    pub(super) fn ensure_ready_for(&self, caller: &crate::caller::Caller) -> Result<()> {
+        self.host_of(caller.user_id()).ensure_ready()
     }
 
     /// Operations in flight, and whether the engine is draining.
@@ -150,6 +162,7 @@ impl Engine {
             reasons,
             in_flight: self.drain.in_flight(),
             tabs: self.all_tabs().len(),
+            session_browsers: self.session_browser_count(),
         }
     }
 
@@ -170,4 +183,6 @@ pub struct Readiness {
     /// Operations running now.
     pub in_flight: usize,
     pub tabs: usize,
+    /// Users' own browsers from `--browser-endpoint`.
+    pub session_browsers: usize,
 }

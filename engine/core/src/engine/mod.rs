@@ -35,6 +35,7 @@ mod prompts;
 mod repair;
 mod restart;
 mod screenshots;
+mod session_browsers;
 mod tab_list;
 mod tabs;
 pub mod users;
@@ -42,6 +43,7 @@ pub mod users;
 pub use execution::InputMode;
 pub use network::CurlRequest;
 pub use screenshots::ImageFormat;
+pub use session_browsers::expand as expand_endpoint;
 pub use tabs::TabSummary;
 
 use std::path::PathBuf;
@@ -92,6 +94,10 @@ pub struct EngineConfig {
     /// Past this many bytes (engine and browser together), no new tabs
     /// (`--max-memory-mb`).
     pub max_memory_bytes: u64,
+    /// CDP services each user session's browser is dialled from
+    /// (`--browser-endpoint`); empty: users get contexts in the engine's
+    /// browser.
+    pub browser_endpoints: Vec<String>,
 }
 
 /// The folders a file chooser may upload from (`--upload-dir`), besides the
@@ -109,7 +115,16 @@ pub struct Engine {
     pub registry: Arc<dyn PluginRegistry>,
     /// The browser: process, lifecycle, launch options, contexts
     /// (`browser_host.rs`).
-    browser: BrowserHost,
+    browser: Arc<BrowserHost>,
+    /// Users' own browsers, with `--browser-endpoint`
+    /// (`session_browsers.rs`).
+    session_browsers: session_browsers::SessionBrowsers,
+    /// Tabs whose pages were destroyed lately, with when
+    /// (`browser_events.rs`): a browser being closed destroys its pages
+    /// just before its socket drops.
+    recently_destroyed: parking_lot::Mutex<Vec<(std::time::Instant, Arc<Tab>)>>,
+    /// The engine itself, for tasks a `&self` operation starts.
+    me: std::sync::Weak<Engine>,
     /// The open tabs in listing order and each user's active tab
     /// (`tab_table.rs`).
     tabs: TabTable<Tab>,
@@ -141,8 +156,13 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: EngineConfig, registry: Arc<dyn PluginRegistry>) -> Arc<Engine> {
-        Arc::new(Engine {
-            browser: BrowserHost::new(config.browser.clone(), config.pause),
+        Arc::new_cyclic(|me| Engine {
+            me: me.clone(),
+            recently_destroyed: Default::default(),
+            browser: Arc::new(BrowserHost::new(config.browser.clone(), config.pause)),
+            session_browsers: session_browsers::SessionBrowsers::new(
+                config.browser_endpoints.clone(),
+            ),
             tabs: TabTable::default(),
             users: Arc::new(users::Users::new(config.user_limits)),
             downloads: Downloads::new(

@@ -130,7 +130,11 @@ impl Engine {
             let mut attempt = 0;
             loop {
                 // Without a browser, the popup went with it.
-                let Some(found) = self.browser.page_of(target.clone()).await else {
+                let Some(found) = self
+                    .host_of(source.owner().as_deref())
+                    .page_of(target.clone())
+                    .await
+                else {
                     return Ok(());
                 };
                 match found {
@@ -147,7 +151,8 @@ impl Engine {
         // other browsers draw popups with the compositor. Ask the popup.
         let kind = if !self.config.pause {
             DriverKind::FreeRunning
-        } else if self.default_driver() == DriverKind::Deterministic
+        } else if self.host_of(source.owner().as_deref()).default_driver()
+            == DriverKind::Deterministic
             && crate::tab::execution::accepts_begin_frames(&page).await
         {
             DriverKind::Deterministic

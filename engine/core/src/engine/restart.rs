@@ -8,7 +8,7 @@
 //! for its next action. The engine never exits on its own.
 
 use super::Engine;
-use crate::browser_host::Lifecycle;
+use crate::browser_host::{BrowserHost, Lifecycle};
 use crate::error::Result;
 use crate::events;
 use crate::events::TabEvent;
@@ -28,26 +28,31 @@ const BACKOFF: [Duration; 4] = [
 
 impl Engine {
     pub(super) fn spawn_browser_watch(self: &Arc<Self>) {
+        self.spawn_host_watch(self.browser.clone(), None);
+    }
+
+    /// Watches `host` (the engine's browser, or `user`'s own) until it is
+    /// shut down, restarting it when it dies.
+    pub(super) fn spawn_host_watch(self: &Arc<Self>, host: Arc<BrowserHost>, user: Option<String>) {
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {
             let mut misses = 0;
             loop {
                 tokio::time::sleep(PROBE_EVERY).await;
                 let Some(engine) = weak.upgrade() else { return };
-                match engine.browser.lifecycle() {
+                match host.lifecycle() {
                     Lifecycle::Ready => {}
                     Lifecycle::ShutDown => return,
                     _ => continue,
                 }
-                let (alive, allowed_misses) = engine
-                    .browser
-                    .probe(PROBE_LIMIT)
-                    .await
-                    .unwrap_or((false, 1));
+                let (alive, allowed_misses) = host.probe(PROBE_LIMIT).await.unwrap_or((false, 1));
                 misses = if alive { 0 } else { misses + 1 };
                 if misses >= allowed_misses {
                     misses = 0;
-                    engine.restart_browser().await;
+                    match &user {
+                        None => engine.restart_browser().await,
+                        Some(user) => engine.restart_session_browser(user, host.clone()).await,
+                    }
                 }
             }
         });
@@ -60,11 +65,15 @@ impl Engine {
             return;
         }
         tracing::error!("the browser stopped answering; starting a new one");
-        let old_tabs = self.tabs.take_all(false);
+        // Users with browsers of their own keep their tabs and contexts.
+        let in_this_browser =
+            |owner: Option<&str>| !owner.is_some_and(|u| self.session_browsers.has(u));
+        let mut old_tabs = self.tabs.take_owned(in_this_browser);
+        old_tabs.extend(self.take_destroyed_before_loss(in_this_browser));
         for tab in &old_tabs {
             tab.session.mark_closed();
         }
-        self.forget_user_contexts();
+        self.users.retain(|user| self.session_browsers.has(user));
         self.browser.close(Duration::from_secs(2)).await;
         let mut attempt = 0;
         loop {
@@ -101,7 +110,7 @@ impl Engine {
 
     /// A tab of the dead browser, again: same id, owner and opener, at its
     /// last URL.
-    async fn reopen(&self, old: &Arc<Tab>) -> Result<()> {
+    pub(super) async fn reopen(&self, old: &Arc<Tab>) -> Result<()> {
         let owner = old.owner();
         let context = match owner.as_deref() {
             Some(user) => Some(self.user_context(user).await?),

@@ -45,7 +45,7 @@ impl Engine {
     /// The caller's tab `tab_id`. Another user's tab is not found, exactly
     /// as a tab that never existed.
     pub fn tab(&self, caller: &Caller, tab_id: &str) -> Result<Arc<Tab>> {
-        self.ensure_ready()?;
+        self.ensure_ready_for(caller)?;
         self.tabs
             .of_caller(caller, tab_id)
             .ok_or_else(|| self.not_held(tab_id, Error::tab_not_found(tab_id)))
@@ -84,7 +84,8 @@ impl Engine {
         user: Option<&str>,
         opener: Option<String>,
     ) -> Result<Arc<Tab>> {
-        let kind = self.default_driver();
+        let host = self.host_of(user);
+        let kind = host.default_driver();
         let (page, navigator) = {
             let mut params = CreateTargetParams::new("about:blank");
             params.enable_begin_frame_control = Some(kind == DriverKind::Deterministic);
@@ -94,8 +95,7 @@ impl Engine {
             params.new_window = Some(kind != DriverKind::Deterministic);
             params.browser_context_id = context;
             let opening = self.pages.opening();
-            self.browser
-                .new_page(params, |target| opening.opened(target))
+            host.new_page(params, |target| opening.opened(target))
                 .await?
         };
         let tab = Tab::attach(id, page, kind, opener, navigator).await?;
@@ -207,7 +207,7 @@ impl Engine {
 
     /// The caller's tabs, in listing order.
     pub async fn list_tabs(&self, caller: &Caller) -> Result<Vec<TabSummary>> {
-        self.ensure_ready()?;
+        self.ensure_ready_for(caller)?;
         let tabs = self.tabs_of(caller);
         let active = self.active_tab(caller);
         let mut out = Vec::with_capacity(tabs.len());
@@ -252,7 +252,7 @@ impl Engine {
         active: bool,
         index: Option<usize>,
     ) -> Result<answers::CreatedTab> {
-        self.ensure_ready()?;
+        self.ensure_ready_for(caller)?;
         self.ensure_agent_mode()?;
         let url = url.unwrap_or("about:blank");
         crate::rules::url::check_navigation_url(url, &self.config.extra_schemes)?;

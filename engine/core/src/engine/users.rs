@@ -46,13 +46,15 @@ impl Engine {
                 }
             }
         }
-        let context = self
-            .browser
-            .new_context(Some(&self.downloads_dir()))
-            .await?;
+        // With `--browser-endpoint`, in a browser of the user's own.
+        let host = match self.session_browser(user).await? {
+            Some(host) => host,
+            None => self.browser.clone(),
+        };
+        let context = host.new_context(Some(&self.downloads_dir())).await?;
         let (kept, extra) = self.users.settle(user, context);
         if let Some(extra) = extra {
-            self.browser.dispose_context_later(extra);
+            host.dispose_context_later(extra);
         }
         Ok(kept)
     }
@@ -97,7 +99,8 @@ impl Engine {
             )
             .await;
         }
-        self.browser.dispose_context_later(context);
+        self.host_of(Some(user)).dispose_context_later(context);
+        self.close_session_browser(user).await;
     }
 
     /// Closes sessions idle for longer than the limit; runs until the engine

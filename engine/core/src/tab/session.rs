@@ -330,11 +330,18 @@ impl PageSession {
         self.execute_until_blocked(RawCommand::new(method, params), limit, None)
             .await?
             .ok_or_else(|| {
+                // Closed under it: its browser went away (a restart reopens
+                // it) or the page closed itself; not the caller's doing.
+                if *self.closed.borrow() {
+                    return Error::new(
+                        ErrorCode::NotReady,
+                        format!("the tab's page went away during {method}"),
+                    )
+                    .then(NextStep::BrowserStatus);
+                }
                 Error::new(
                     ErrorCode::InvalidRequest,
-                    format!(
-                        "a dialog opened (or the tab closed) during {method}; accept or dismiss it first"
-                    ),
+                    format!("a dialog opened during {method}; accept or dismiss it first"),
                 )
                 .then(NextStep::AnswerDialog {
                     tab_id: self.tab_id.clone(),
