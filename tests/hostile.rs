@@ -392,13 +392,21 @@ on_every_driver!(
     alone
 );
 
+/// The action timeout the busy-page tests give (the default is 30 s).
+const HANG_TIMEOUT_MS: u64 = 3000;
+
 async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static Harness) {
     {
         let tab = h.tab_on("/hostile/busy").await;
         let other = h.tab_on("/").await;
         let (x, y) = h.center(&tab, "#go").await;
         let click_path = format!("/tabs/{tab}/click");
-        let click = h.post(&click_path, json!({ "x": x, "y": y }));
+        // A short action timeout: a page that stops answering is told
+        // sooner (the default gives a busy page 10 s), same repair.
+        let click = h.post(
+            &click_path,
+            json!({ "x": x, "y": y, "wait_until": { "timeout_ms": HANG_TIMEOUT_MS } }),
+        );
         let bystander = async {
             tokio::time::sleep(Duration::from_millis(500)).await;
             usable(h, &other).await;
@@ -431,7 +439,15 @@ async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static H
         // fast-forwards the page's clock.
         let later = h.tab_on("/hostile/busy-later").await;
         let started = Instant::now();
-        let envelope = click_go(h, &later).await;
+        let (x, y) = h.center(&later, "#go").await;
+        let (status, envelope) = timed_post(
+            h,
+            &format!("/tabs/{later}/click"),
+            json!({ "x": x, "y": y, "screenshot": { "area": "none" },
+                    "wait_until": { "timeout_ms": HANG_TIMEOUT_MS } }),
+        )
+        .await;
+        assert_eq!(status, 200, "{envelope}");
         assert!(started.elapsed() < BOUND, "{:?}", started.elapsed());
         assert!(
             event_types(&envelope)
@@ -466,7 +482,8 @@ async fn a_page_that_stops_answering_is_repaired_under_the_same_id(h: &'static H
         let (status, envelope) = timed_post(
             h,
             &format!("/tabs/{tab}/navigate"),
-            json!({ "url": h.url("/hostile/busy-on-load") }),
+            json!({ "url": h.url("/hostile/busy-on-load"),
+                    "wait_until": { "timeout_ms": HANG_TIMEOUT_MS } }),
         )
         .await;
         assert_eq!(status, 200, "{envelope}");
