@@ -368,6 +368,12 @@ fn errors_come_back_as_tool_results() {
                 json!({ "tab_id": "tab_nope", "x": 1, "y": 1 }),
                 "not found",
             ),
+            // Another engine's tab (a fleet): where to send it, not "not found".
+            (
+                "browser_click",
+                json!({ "tab_id": "tab_0123456789abcdef.engine-elsewhere", "x": 1, "y": 1 }),
+                "held by engine engine-elsewhere",
+            ),
             ("browser_wait", json!({ "ms": 999999 }), "\"ms\""),
             (
                 "browser_dialog",
