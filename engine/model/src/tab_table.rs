@@ -281,6 +281,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn take_owned_takes_only_the_picked_owners_tabs_and_keeps_order() {
+        let table = TabTable::default();
+        for (id, owner) in [
+            ("a", Some("ann")),
+            ("b", None),
+            ("c", Some("ann")),
+            ("d", Some("bob")),
+        ] {
+            table.add(tab(id, owner), false);
+        }
+        let taken: Vec<String> = table
+            .take_owned(|owner| owner == Some("ann"))
+            .iter()
+            .map(|t| t.id.clone())
+            .collect();
+        assert_eq!(taken, ["a", "c"]);
+        let left: Vec<String> = table.all().iter().map(|t| t.id.clone()).collect();
+        assert_eq!(left, ["b", "d"]);
+    }
+
     fn tab(id: &str, owner: Option<&str>) -> Arc<FakeTab> {
         Arc::new(FakeTab {
             id: id.into(),

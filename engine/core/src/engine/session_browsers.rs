@@ -220,3 +220,26 @@ impl Engine {
         tracing::info!(tabs = old_tabs.len(), "session browser back");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_filled_in_and_taken_in_turn() {
+        let browsers = SessionBrowsers::new(vec![
+            "ws://a/chromium?token=T&trackingId={user}".into(),
+            "ws://b/?session={session}".into(),
+        ]);
+        assert_eq!(
+            browsers.next_endpoint("ann lee").as_deref(),
+            Some("ws://a/chromium?token=T&trackingId=ann+lee")
+        );
+        let first = browsers.next_endpoint("bob").unwrap();
+        assert!(first.starts_with("ws://b/?session=session_"), "{first}");
+        assert!(browsers.next_endpoint("c").unwrap().starts_with("ws://a/"));
+        let second = browsers.next_endpoint("bob").unwrap();
+        assert_ne!(first, second, "a fresh {{session}} each dial");
+        assert_eq!(SessionBrowsers::default().next_endpoint("x"), None);
+    }
+}
