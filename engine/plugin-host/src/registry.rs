@@ -74,7 +74,7 @@ fn now_ms() -> u64 {
 impl Registry {
     pub fn new() -> Result<Arc<Registry>> {
         Ok(Arc::new(Registry {
-            runtime: Runtime::new()?,
+            runtime: Runtime::shared()?,
             slots: RwLock::new(Vec::new()),
             lookup: RwLock::new(Arc::new(Lookup::default())),
             changes: tokio::sync::watch::channel(0).0,

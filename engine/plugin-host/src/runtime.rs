@@ -96,6 +96,20 @@ impl Runtime {
         }))
     }
 
+    /// The process's one runtime: every registry in it (the engine's, the
+    /// load check of `wabp plugin build`, test engines) shares the
+    /// wasmtime engine, its epoch thread and the compiled components, so
+    /// bytes compiled once (a Python component takes seconds) are not
+    /// compiled again by the next registry that loads them.
+    pub fn shared() -> Result<Arc<Runtime>> {
+        static SHARED: std::sync::OnceLock<Arc<Runtime>> = std::sync::OnceLock::new();
+        if let Some(runtime) = SHARED.get() {
+            return Ok(runtime.clone());
+        }
+        let runtime = Runtime::new()?;
+        Ok(SHARED.get_or_init(|| runtime).clone())
+    }
+
     /// Compiles a component (blocking: call it off the async runtime).
     /// Identical bytes compile once.
     pub fn compile(&self, plugin: &str, bytes: &[u8]) -> Result<([u8; 32], Component)> {
