@@ -921,6 +921,38 @@ fn each_user_session_gets_a_browser_of_its_own_from_the_service() {
             1
         );
 
+        // Bob closes his only tab, then the service drops his browser:
+        // nothing to bring back, so his session ends instead of holding a
+        // new browser (a slot of the service) until the engine exits.
+        let (status, body) = g.delete(&format!("/tabs/{bob_tab}?userId=bob")).await;
+        assert!(status < 300, "{status} {body}");
+        let killed = h
+            .http
+            .get(format!("http://127.0.0.1:{port}/kill/bob?token={token}"))
+            .send()
+            .await
+            .unwrap();
+        assert!(killed.status().is_success(), "{killed:?}");
+        let ended = common::eventually(Duration::from_secs(10), || async {
+            let readiness: Value = h
+                .http
+                .get(format!("{root}/readyz"))
+                .send()
+                .await
+                .ok()?
+                .json()
+                .await
+                .ok()?;
+            (readiness["session_browsers"] == 1).then_some(())
+        })
+        .await;
+        assert!(ended.is_some(), "bob's session ended with his browser");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(
+            browserless_sessions_of(&h.http, port, token, "bob").await,
+            0
+        );
+
         // The engine ends: so do the browsers it held.
         g.server.app.shutdown(Duration::from_secs(5)).await;
         let gone = common::eventually(Duration::from_secs(10), || async {

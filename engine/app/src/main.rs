@@ -295,6 +295,14 @@ fn engine_options(args: ServeArgs) -> anyhow::Result<(Options, bool)> {
             chrono_stamp()
         )),
     };
+    for endpoint in &args.browser_endpoint {
+        let scheme = endpoint.split_once("://").map(|(scheme, _)| scheme);
+        anyhow::ensure!(
+            matches!(scheme, Some("ws" | "wss" | "http" | "https")),
+            "--browser-endpoint {}: not a ws://, wss://, http:// or https:// URL",
+            wabp_core::remote::shown(endpoint)
+        );
+    }
     let launch = match (args.connect, args.chrome) {
         (Some(url), _) => LaunchMode::Connect(url),
         (None, Some(path)) => LaunchMode::Binary(path),

@@ -129,6 +129,19 @@ impl<C: Clone> Users<C> {
         self.sessions.lock().clear();
     }
 
+    /// When `user`'s session was last used.
+    pub fn last_used(&self, user: &str) -> Option<Instant> {
+        self.sessions.lock().get(user).map(|s| s.last_used)
+    }
+
+    /// Puts back when `user`'s session was last used (a session carried over
+    /// a new browser is no fresher than it was).
+    pub fn set_last_used(&self, user: &str, at: Instant) {
+        if let Some(session) = self.sessions.lock().get_mut(user) {
+            session.last_used = at;
+        }
+    }
+
     /// Forgets the sessions `keep` does not keep (a browser went away with
     /// their contexts; other users' are in other browsers).
     pub fn retain(&self, keep: impl Fn(&str) -> bool) {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Engine;
-use crate::browser::BrowserOptions;
+use crate::browser::{BrowserOptions, LaunchMode};
 use crate::browser_host::{BrowserHost, BrowserStatus, Lifecycle};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -18,8 +18,45 @@ impl Engine {
         if let Err(e) = &result {
             self.browser
                 .set_lifecycle(Lifecycle::Failed(e.message.clone()));
+            // A browser service may come up after the engine (Compose and
+            // Kubernetes start things in no set order): keep dialling.
+            if matches!(self.browser.launch_options().mode, LaunchMode::Connect(_)) {
+                self.spawn_start_retries();
+            }
         }
         result
+    }
+
+    /// Dials a browser service that was not there at start, backing off,
+    /// until one answers or someone starts, stops or shuts the browser.
+    fn spawn_start_retries(self: &Arc<Self>) {
+        const BACKOFF: [Duration; 4] = [
+            Duration::from_secs(1),
+            Duration::from_secs(2),
+            Duration::from_secs(5),
+            Duration::from_secs(10),
+        ];
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            for attempt in 0.. {
+                tokio::time::sleep(BACKOFF[attempt.min(BACKOFF.len() - 1)]).await;
+                let Some(engine) = weak.upgrade() else { return };
+                if !matches!(engine.browser.lifecycle(), Lifecycle::Failed(_))
+                    || engine.browser.claim_start().is_err()
+                {
+                    return;
+                }
+                match engine.start_inner().await {
+                    Ok(()) => return,
+                    Err(e) => {
+                        tracing::warn!("the browser service still does not answer: {}", e.message);
+                        engine
+                            .browser
+                            .set_lifecycle(Lifecycle::Failed(e.message.clone()));
+                    }
+                }
+            }
+        });
     }
 
     async fn start_inner(self: &Arc<Self>) -> Result<()> {

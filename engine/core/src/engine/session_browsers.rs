@@ -35,6 +35,9 @@ pub(crate) struct SessionBrowsers {
     /// The endpoint the next session is dialled at.
     turn: AtomicUsize,
     hosts: Mutex<HashMap<String, Arc<BrowserHost>>>,
+    /// One dial per user at a time: two first requests of a new user share
+    /// one browser (the service may have room for only one).
+    dials: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl SessionBrowsers {
@@ -82,6 +85,18 @@ impl SessionBrowsers {
         self.hosts.lock().drain().map(|(_, host)| host).collect()
     }
 
+    fn dial_lock(&self, user: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.dials
+            .lock()
+            .entry(user.to_string())
+            .or_default()
+            .clone()
+    }
+
+    fn forget_dial_lock(&self, user: &str) {
+        self.dials.lock().remove(user);
+    }
+
     /// The next endpoint in turn, for `user`.
     pub(crate) fn next_endpoint(&self, user: &str) -> Option<String> {
         if self.endpoints.is_empty() {
@@ -123,6 +138,11 @@ impl Engine {
         if let Some(host) = self.session_browsers.get(user) {
             return Ok(Some(host));
         }
+        let lock = self.session_browsers.dial_lock(user);
+        let _dialling = lock.lock().await;
+        if let Some(host) = self.session_browsers.get(user) {
+            return Ok(Some(host));
+        }
         let Some(endpoint) = self.session_browsers.next_endpoint(user) else {
             return Ok(None);
         };
@@ -155,6 +175,7 @@ impl Engine {
 
     /// Ends `user`'s own browser, if they have one.
     pub(crate) async fn close_session_browser(&self, user: &str) {
+        self.session_browsers.forget_dial_lock(user);
         if let Some(host) = self.session_browsers.remove(user) {
             host.set_lifecycle(Lifecycle::ShutDown);
             host.close(Duration::from_secs(5)).await;
@@ -184,12 +205,23 @@ impl Engine {
         if !host.claim_restart() {
             return;
         }
-        tracing::warn!("a session browser went away; dialling again");
         let mut old_tabs = self.tabs.take_owned(|owner| owner == Some(user));
         old_tabs.extend(self.take_destroyed_before_loss(|owner| owner == Some(user)));
         for tab in &old_tabs {
             tab.session.mark_closed();
         }
+        let last_used = self.users.last_used(user);
+        let idle = last_used.is_none_or(|at| at.elapsed() > self.config.user_limits.idle_ttl);
+        // Nothing to bring back (no tabs, or a session past its idle time):
+        // the session ends with its browser instead of holding a new one.
+        if old_tabs.is_empty() || idle {
+            tracing::info!("a session browser went away with its session");
+            host.close(Duration::from_secs(2)).await;
+            self.close_user_session(user).await;
+            self.close_session_browser(user).await;
+            return;
+        }
+        tracing::warn!("a session browser went away; dialling again");
         self.users.remove(user);
         host.close(Duration::from_secs(2)).await;
         let mut attempt = 0;
@@ -215,6 +247,10 @@ impl Engine {
             if let Err(e) = self.reopen(old).await {
                 tracing::warn!(tab = %old.id, "could not reopen the tab: {}", e.message);
             }
+        }
+        // Carried over, not used: its idle time runs on.
+        if let Some(at) = last_used {
+            self.users.set_last_used(user, at);
         }
         host.restarted();
         tracing::info!(tabs = old_tabs.len(), "session browser back");
