@@ -768,6 +768,23 @@ fn an_engine_drives_browserless_by_its_launch_url_and_outlives_it() {
     });
 }
 
+/// Has browserless end the browser tracked as `tracking_id`.
+async fn kill_browserless_session(
+    http: &reqwest::Client,
+    port: u16,
+    token: &str,
+    tracking_id: &str,
+) {
+    let killed = http
+        .get(format!(
+            "http://127.0.0.1:{port}/kill/{tracking_id}?token={token}"
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert!(killed.status().is_success(), "{killed:?}");
+}
+
 /// The browserless sessions tracked as `tracking_id`.
 async fn browserless_sessions_of(
     http: &reqwest::Client,
@@ -884,13 +901,7 @@ fn each_user_session_gets_a_browser_of_its_own_from_the_service() {
 
         // The service kills alice's browser: bob carries on, alice's tab
         // comes back under its id, saying what happened.
-        let killed = h
-            .http
-            .get(format!("http://127.0.0.1:{port}/kill/alice?token={token}"))
-            .send()
-            .await
-            .unwrap();
-        assert!(killed.status().is_success(), "{killed:?}");
+        kill_browserless_session(&h.http, port, token, "alice").await;
         let (alice_tab, bob_tab) = (&tabs[0].1, &tabs[1].1);
         let (status, body) = g
             .post(
@@ -926,13 +937,7 @@ fn each_user_session_gets_a_browser_of_its_own_from_the_service() {
         // new browser (a slot of the service) until the engine exits.
         let (status, body) = g.delete(&format!("/tabs/{bob_tab}?userId=bob")).await;
         assert!(status < 300, "{status} {body}");
-        let killed = h
-            .http
-            .get(format!("http://127.0.0.1:{port}/kill/bob?token={token}"))
-            .send()
-            .await
-            .unwrap();
-        assert!(killed.status().is_success(), "{killed:?}");
+        kill_browserless_session(&h.http, port, token, "bob").await;
         let ended = common::eventually(Duration::from_secs(10), || async {
             let readiness: Value = h
                 .http
