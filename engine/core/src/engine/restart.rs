@@ -75,23 +75,9 @@ impl Engine {
         }
         self.users.retain(|user| self.session_browsers.has(user));
         self.browser.close(Duration::from_secs(2)).await;
-        let mut attempt = 0;
-        loop {
-            if self.browser.is_shut_down() {
-                return;
-            }
-            match self.launch_browser().await {
-                Ok(()) => break,
-                Err(e) => {
-                    let wait = BACKOFF[attempt.min(BACKOFF.len() - 1)];
-                    attempt += 1;
-                    tracing::error!(
-                        "starting a new browser failed ({}); retrying in {wait:?}",
-                        e.message
-                    );
-                    tokio::time::sleep(wait).await;
-                }
-            }
+        let host = self.browser.clone();
+        if !self.relaunch_until_up(&host, &BACKOFF).await {
+            return;
         }
         self.browser.count_restart();
         for old in &old_tabs {
@@ -106,6 +92,34 @@ impl Engine {
         }
         self.browser.restarted();
         tracing::info!(tabs = old_tabs.len(), "browser restarted");
+    }
+
+    /// Starts (or dials) `host`'s browser again, waiting `backoff` between
+    /// attempts (the last one repeating); false when `host` was shut down
+    /// meanwhile.
+    pub(super) async fn relaunch_until_up(
+        self: &Arc<Self>,
+        host: &BrowserHost,
+        backoff: &[Duration],
+    ) -> bool {
+        let mut attempt = 0;
+        loop {
+            if host.is_shut_down() {
+                return false;
+            }
+            match self.launch_into(host).await {
+                Ok(()) => return true,
+                Err(e) => {
+                    let wait = backoff[attempt.min(backoff.len() - 1)];
+                    attempt += 1;
+                    tracing::warn!(
+                        "starting or dialling a browser failed ({}); again in {wait:?}",
+                        e.message
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
     }
 
     /// A tab of the dead browser, again: same id, owner and opener, at its

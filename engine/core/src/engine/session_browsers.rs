@@ -224,23 +224,8 @@ impl Engine {
         tracing::warn!("a session browser went away; dialling again");
         self.users.remove(user);
         host.close(Duration::from_secs(2)).await;
-        let mut attempt = 0;
-        loop {
-            if host.is_shut_down() {
-                return;
-            }
-            match self.launch_into(&host).await {
-                Ok(()) => break,
-                Err(e) => {
-                    let wait = REDIAL_BACKOFF[attempt.min(REDIAL_BACKOFF.len() - 1)];
-                    attempt += 1;
-                    tracing::warn!(
-                        "dialling a session browser failed ({}); again in {wait:?}",
-                        e.message
-                    );
-                    tokio::time::sleep(wait).await;
-                }
-            }
+        if !self.relaunch_until_up(&host, &REDIAL_BACKOFF).await {
+            return;
         }
         host.count_restart();
         for old in &old_tabs {
