@@ -250,6 +250,11 @@ pub fn check_admin_token(token: &str) -> std::result::Result<(), String> {
 }
 
 impl Grant {
+    /// The user the token acts as; `None`: it may name any.
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+
     /// The caller of a request with this grant that names `user_id`: the
     /// token's own user (403 if the request names another), or the named
     /// one for a token that may name any.

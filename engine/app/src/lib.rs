@@ -176,6 +176,8 @@ pub struct App {
     pub mcp: wabp_mcp::WabpMcp,
     /// Ends the open MCP streams so a graceful shutdown can finish.
     mcp_shutdown: wabp_mcp::ShutdownToken,
+    /// The web UI at `/ui/` (its logins and one-time key).
+    pub ui: wabp_ui::Ui,
     /// Launch the browser now, or leave it to `browser_start` (`--no-browser`).
     pub browser_at_start: bool,
     /// On SIGTERM, how long operations in flight may take (`--drain-secs`).
@@ -270,6 +272,7 @@ impl App {
                 pause: options.pause,
                 user_limits: options.user_limits,
                 extra_schemes: options.extra_schemes.clone(),
+                own_addresses: Default::default(),
                 uploads: wabp_core::engine::UploadRoots {
                     dirs: options.upload_dirs.clone(),
                     anywhere: options.uploads_anywhere
@@ -310,6 +313,13 @@ impl App {
         services.policy_settings = policy_settings.into();
         let catalogue = Arc::new(wabp_api::Catalogue::new(engine.registry.clone()));
         let mcp = wabp_mcp::WabpMcp::new(services.clone(), catalogue.clone());
+        let tokens = Arc::new(tokens);
+        let ui = wabp_ui::Ui::new(
+            services.clone(),
+            catalogue.clone(),
+            engine.clone(),
+            tokens.clone(),
+        );
         Ok(App {
             engine,
             history,
@@ -317,8 +327,9 @@ impl App {
             shutdown: services.shutdown.clone(),
             services,
             catalogue,
-            tokens: Arc::new(tokens),
+            tokens,
             allowed_origins: options.allowed_origins,
+            ui,
             mcp,
             mcp_shutdown: wabp_mcp::ShutdownToken::new(),
             browser_at_start: options.browser_at_start,
@@ -327,7 +338,8 @@ impl App {
         })
     }
 
-    /// The whole HTTP surface: `/api/v1` and `/mcp`, for a loopback listener.
+    /// The whole HTTP surface: `/api/v1`, `/mcp` and the web UI at `/ui/`,
+    /// for a loopback listener.
     pub fn router(&self) -> Router {
         self.router_for(true)
     }
@@ -335,7 +347,8 @@ impl App {
     /// `/api/v1` and `/mcp` (streamable HTTP), behind the bearer token when
     /// one is set, and all of it behind the client guard (foreign `Origin`,
     /// non-loopback `Host` on a loopback listener, non-JSON bodies: see
-    /// `wabp_rest::guard`).
+    /// `wabp_rest::guard`); the web UI behind a guard of its own, which
+    /// lets in its own pages only (`wabp_ui::guard`).
     pub fn router_for(&self, loopback: bool) -> Router {
         let guard = Arc::new(wabp_rest::ClientGuard {
             loopback,
@@ -346,6 +359,12 @@ impl App {
             .layer(self.cors())
             .layer(axum::middleware::from_fn(move |req, next| {
                 wabp_rest::client_only(guard.clone(), req, next)
+            }))
+            // Merged after the client guard's layer, which wraps only the
+            // routes before it.
+            .merge(self.ui.router(wabp_ui::UiGuard {
+                loopback,
+                allowed_origins: self.allowed_origins.clone(),
             }))
             .layer(axum::middleware::from_fn(move |req, next| {
                 count_request(metrics.clone(), req, next)
@@ -496,8 +515,12 @@ impl App {
                 "refusing to serve off loopback without a token: anyone who can reach it would control the browser"
             );
         }
+        if let Ok(address) = listener.local_addr() {
+            self.engine.serving_at(address);
+        }
         let router = self.router_for(loopback);
         let mcp_shutdown = self.mcp_shutdown.clone();
+        let ui = self.ui.clone();
         let shutdown = self.shutdown.clone();
         let engine = self.engine.clone();
         let draining = self.engine.clone();
@@ -525,8 +548,9 @@ impl App {
             if signalled {
                 drain(&draining, drain_bound, terminate).await;
             }
-            // Open MCP streams would hold the graceful shutdown forever.
+            // Open MCP and UI streams would hold the graceful shutdown forever.
             mcp_shutdown.cancel();
+            ui.close_streams();
         })
         .await?;
         engine.shutdown(std::time::Duration::from_secs(5)).await;

@@ -400,6 +400,17 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         listener.local_addr()?,
         session_dir.display()
     );
+    let address = listener.local_addr()?;
+    let shown = match address.ip().is_unspecified() {
+        true => std::net::SocketAddr::from(([127, 0, 0, 1], address.port())),
+        false => address,
+    };
+    // The key is what lets a person in when there are no tokens: it goes to
+    // the console that started the engine, like a notebook server's link.
+    match app.ui.needs_token() {
+        true => eprintln!("web UI: http://{shown}/ui/ (sign in with a token)"),
+        false => eprintln!("web UI: http://{shown}/ui/login?key={}", app.ui.key()),
+    }
     app.serve(listener).await
 }
 

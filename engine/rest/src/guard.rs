@@ -111,7 +111,7 @@ impl ClientGuard {
 }
 
 /// `127.0.0.1`, `localhost` or `[::1]`, with or without a port.
-fn is_loopback_host(host: &str) -> bool {
+pub fn is_loopback_host(host: &str) -> bool {
     let name = match host.rsplit_once(':') {
         // "[::1]" alone ends in "1]", not in a port.
         Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,

@@ -24,7 +24,7 @@ use wabp_api::{Catalogue, Method, Operation, Output, Services};
 use wabp_core::{Caller, ErrorCode};
 
 pub use caller::{Callers, resolve_caller};
-pub use error::{ApiError, RETRY_AFTER_SECS, error_response};
+pub use error::{ApiError, RETRY_AFTER_SECS, error_response, status_of};
 pub use guard::{ClientGuard, client_only};
 
 #[derive(Clone)]

@@ -34,7 +34,7 @@ impl Engine {
         kind: ActionKind,
         dispatch: Dispatch,
     ) -> Result<Envelope> {
-        self.ensure_agent_mode()?;
+        self.ensure_agent_for(tab_id)?;
         if options.screenshot.area == ScreenshotArea::FullPage && kind.name != "screenshot" {
             return Err(Error::invalid(
                 "screenshot.area \"full_page\" is for the screenshot operation only; actions capture the viewport or a region of it",
@@ -166,6 +166,7 @@ impl Engine {
         options: &ActionOptions,
     ) -> Result<Envelope> {
         crate::rules::url::check_navigation_url(url, &self.config.extra_schemes)?;
+        self.config.own_addresses.check(url)?;
         let mut kind = ActionKind::new("navigate", json!({ "url": url, "referrer": referrer }));
         kind.over_dialog = true;
         let (url, referrer) = (url.to_string(), referrer.map(str::to_string));
@@ -312,7 +313,7 @@ impl Engine {
         script: &str,
         await_promise: bool,
     ) -> Result<(answers::Evaluation, Vec<events::StampedEvent>)> {
-        self.ensure_agent_mode()?;
+        self.ensure_agent_for(tab_id)?;
         let tab = self.live_tab(caller, tab_id).await?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         if tab.pending_dialog().is_some() {

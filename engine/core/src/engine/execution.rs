@@ -20,9 +20,12 @@ pub enum InputMode {
     Human,
 }
 
-/// Who drives the browser, and the tabs human mode thawed.
+/// Who drives the browser, the tabs people took over one by one, and the
+/// tabs human mode or a take-over thawed.
 pub(crate) struct InputModes {
     mode: Mutex<InputMode>,
+    /// Tab id → who took it over (the web UI's take-over).
+    taken_over: Mutex<std::collections::HashMap<String, String>>,
     /// Refrozen when the agent is back.
     thawed_for_human: Mutex<Vec<String>>,
 }
@@ -31,6 +34,7 @@ impl Default for InputModes {
     fn default() -> Self {
         InputModes {
             mode: Mutex::new(InputMode::Agent),
+            taken_over: Mutex::new(Default::default()),
             thawed_for_human: Mutex::new(Vec::new()),
         }
     }
@@ -46,12 +50,47 @@ impl InputModes {
         std::mem::replace(&mut *self.mode.lock(), mode)
     }
 
-    fn thawed(&self, tab_id: &str) {
-        self.thawed_for_human.lock().push(tab_id.to_string());
+    pub(super) fn thawed(&self, tab_id: &str) {
+        let mut thawed = self.thawed_for_human.lock();
+        if !thawed.iter().any(|t| t == tab_id) {
+            thawed.push(tab_id.to_string());
+        }
     }
 
+    /// The thawed tabs the agent may freeze again: not those a person
+    /// still holds.
     fn take_thawed(&self) -> Vec<String> {
-        std::mem::take(&mut *self.thawed_for_human.lock())
+        let taken = self.taken_over.lock();
+        let mut thawed = self.thawed_for_human.lock();
+        let (held, back): (Vec<String>, Vec<String>) =
+            thawed.drain(..).partition(|t| taken.contains_key(t));
+        *thawed = held;
+        back
+    }
+
+    /// Whether `tab_id` was thawed for people (and is no longer listed).
+    pub(super) fn take_thawed_one(&self, tab_id: &str) -> bool {
+        let mut thawed = self.thawed_for_human.lock();
+        let before = thawed.len();
+        thawed.retain(|t| t != tab_id);
+        thawed.len() != before
+    }
+
+    /// False when it was taken over already.
+    pub(super) fn take_over(&self, tab_id: &str, by: &str) -> bool {
+        self.taken_over
+            .lock()
+            .insert(tab_id.to_string(), by.to_string())
+            .is_none()
+    }
+
+    /// False when it was not taken over.
+    pub(super) fn hand_back(&self, tab_id: &str) -> bool {
+        self.taken_over.lock().remove(tab_id).is_some()
+    }
+
+    pub(super) fn taken_over_by(&self, tab_id: &str) -> Option<String> {
+        self.taken_over.lock().get(tab_id).cloned()
     }
 }
 
@@ -71,6 +110,21 @@ impl Engine {
         }
     }
 
+    /// As [`Engine::ensure_agent_mode`], and `tab_id` is not held by a
+    /// person who took it over.
+    pub(crate) fn ensure_agent_for(&self, tab_id: &str) -> Result<()> {
+        self.ensure_agent_mode()?;
+        match self.input.taken_over_by(tab_id) {
+            None => Ok(()),
+            Some(by) => Err(Error::new(
+                ErrorCode::HumanMode,
+                format!(
+                    "tab {tab_id} is taken over by a person ({by}) in the web UI: the agent's actions on it wait until it is handed back"
+                ),
+            )),
+        }
+    }
+
     pub async fn execution(&self, caller: &Caller, tab_id: &str) -> Result<ExecutionState> {
         let tab = self.tab(caller, tab_id)?;
         let state = tab.frames.execution.lock().await.state();
@@ -85,7 +139,7 @@ impl Engine {
         paused: bool,
         initial_virtual_time: Option<f64>,
     ) -> Result<ExecutionState> {
-        self.ensure_agent_mode()?;
+        self.ensure_agent_for(tab_id)?;
         let tab = self.live_tab(caller, tab_id).await?;
         let _turn = tab.turn(TURN_LIMIT).await?;
         let enabled = tab.frames.execution.lock().await.enabled;

@@ -15,6 +15,7 @@
 //! | `prompts.rs`, `answers.rs` | dialogs, file choosers, selects and what they answer |
 //! | `browser_events.rs`, `popups.rs`, `downloads.rs`, `fence.rs` | what the browser reports by itself |
 //! | `repair.rs` | tabs that break are replaced |
+//! | `viewer.rs` | what the web UI shows and does: tab states, frames, screencasts, take-over |
 //! | `users.rs`, `cookies.rs`, `network.rs`, `intercept.rs`, `observe.rs`, `oneshot.rs`, `browser_info.rs` | the rest of the catalogue |
 
 mod actions;
@@ -39,6 +40,7 @@ mod session_browsers;
 mod tab_list;
 mod tabs;
 pub mod users;
+pub mod viewer;
 
 pub use execution::InputMode;
 pub use network::CurlRequest;
@@ -78,6 +80,9 @@ pub struct EngineConfig {
     pub user_limits: users::UserLimits,
     /// URL schemes tabs may open besides http, https, data: and about:blank.
     pub extra_schemes: Vec<String>,
+    /// Where the engine serves its API and web UI, which tabs may not open
+    /// (filled in as it starts listening: [`Engine::serving_at`]).
+    pub own_addresses: crate::rules::url::OwnAddresses,
     /// Where file choosers may take files from.
     pub uploads: UploadRoots,
     /// A download past this many bytes is stopped and marked failed.

@@ -170,6 +170,7 @@ impl Engine {
         // A popup belongs to its opener's user (it shares the context).
         tab.set_owner(source.owner());
         tab.set_extra_schemes(self.config.extra_schemes.clone());
+        tab.set_own_addresses(self.config.own_addresses.clone());
         tab.set_record_secrets(self.config.record_secrets);
         // Actions on the popup wait until it is loaded and frozen; the event
         // goes out now, while the opener's action still listens.

@@ -105,6 +105,7 @@ impl Engine {
         tab.set_interception(self.interception.clone());
         tab.sync_interception().await?;
         tab.set_extra_schemes(self.config.extra_schemes.clone());
+        tab.set_own_addresses(self.config.own_addresses.clone());
         tab.set_record_secrets(self.config.record_secrets);
         // Frozen and loaded before anyone can reach it.
         if self.config.pause {
@@ -256,6 +257,7 @@ impl Engine {
         self.ensure_agent_mode()?;
         let url = url.unwrap_or("about:blank");
         crate::rules::url::check_navigation_url(url, &self.config.extra_schemes)?;
+        self.config.own_addresses.check(url)?;
         let tab = self.open_tab_in(url, active, caller.user_id()).await?;
         if let Some(index) = index {
             self.tabs.move_to(&tab.id, index);

@@ -74,6 +74,8 @@ struct TabState {
     intercepting: bool,
     /// `--allow-scheme`: what `navigate_to` accepts besides the web's schemes.
     extra_schemes: Vec<String>,
+    /// The engine's own addresses, which `navigate_to` refuses.
+    own_addresses: crate::rules::url::OwnAddresses,
     /// `--record-secrets`: network calls are shown with their credentials.
     record_secrets: bool,
 }
@@ -416,6 +418,10 @@ impl Tab {
     /// A call as it may be shown: redacted unless `--record-secrets`.
     pub fn set_extra_schemes(&self, schemes: Vec<String>) {
         self.state.lock().extra_schemes = schemes;
+    }
+
+    pub fn set_own_addresses(&self, own: crate::rules::url::OwnAddresses) {
+        self.state.lock().own_addresses = own;
     }
 
     /// Invalidates the cached snapshot: an action is about to change the page.

@@ -43,8 +43,12 @@ impl Tab {
         referrer: Option<&str>,
         accept_beforeunload: bool,
     ) -> Result<()> {
-        let extra = self.state.lock().extra_schemes.clone();
+        let (extra, own) = {
+            let state = self.state.lock();
+            (state.extra_schemes.clone(), state.own_addresses.clone())
+        };
         crate::rules::url::check_navigation_url(url, &extra)?;
+        own.check(url)?;
         let mut params = NavigateParams::new(url);
         params.referrer = referrer.map(str::to_string);
         let failed = |error: &str| {

@@ -18,6 +18,70 @@ const UNSAFE_PORTS: &[u16] = &[
     6668, 6669, 6697, 10080,
 ];
 
+/// The addresses the engine itself serves on (its API and web UI). Pages
+/// it drives may not be sent there: a tab on the engine's own address would
+/// be same-origin with its web UI, and a navigation the engine makes
+/// carries no sign of who asked for it (`Sec-Fetch-Site: none`).
+#[derive(Debug, Clone, Default)]
+pub struct OwnAddresses(std::sync::Arc<std::sync::RwLock<Vec<std::net::SocketAddr>>>);
+
+impl OwnAddresses {
+    /// Adds an address the engine now listens on.
+    pub fn add(&self, address: std::net::SocketAddr) {
+        if let Ok(mut all) = self.0.write() {
+            all.push(address);
+        }
+    }
+
+    /// Refuses a URL that points at one of the addresses (`localhost`,
+    /// `127.1` and `2130706433` name 127.0.0.1 as well).
+    pub fn check(&self, url: &str) -> Result<()> {
+        use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+        let Ok(all) = self.0.read() else {
+            return Ok(());
+        };
+        if all.is_empty() {
+            return Ok(());
+        }
+        let Ok(parsed) = url::Url::parse(url.trim()) else {
+            return Ok(());
+        };
+        if !matches!(parsed.scheme(), "http" | "https" | "ws" | "wss") {
+            return Ok(());
+        }
+        let ip = match parsed.host() {
+            Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
+            Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
+            Some(url::Host::Domain(name)) => {
+                let name = name.trim_end_matches('.').to_ascii_lowercase();
+                if name == "localhost" || name.ends_with(".localhost") {
+                    IpAddr::V4(Ipv4Addr::LOCALHOST)
+                } else {
+                    return Ok(());
+                }
+            }
+            None => return Ok(()),
+        };
+        let Some(port) = parsed.port_or_known_default() else {
+            return Ok(());
+        };
+        let local = |ip: IpAddr| ip.is_loopback() || ip.is_unspecified();
+        let ours = all.iter().any(|own| {
+            own.port() == port
+                && (own.ip() == ip
+                    || (local(ip) && (own.ip().is_unspecified() || own.ip().is_loopback()))
+                    || (own.ip().is_unspecified() && ip != IpAddr::V6(Ipv6Addr::UNSPECIFIED)))
+        });
+        if ours {
+            return Err(Error::invalid(format!(
+                "{} is this engine's own address: pages it drives may not open its API or web UI",
+                cut(url)
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// [`check_url`], and for a page to open: not on a port the browser
 /// refuses.
 pub fn check_navigation_url(url: &str, extra: &[String]) -> Result<()> {
@@ -179,6 +243,34 @@ mod tests {
         }
         assert!(check_navigation_url("http://127.0.0.1:25/", &[]).is_err());
         assert!(check_navigation_url("http://127.0.0.1:8080/", &[]).is_ok());
+    }
+
+    #[test]
+    fn the_engines_own_address_is_refused_under_any_name() {
+        let own = OwnAddresses::default();
+        assert!(own.check("http://127.0.0.1:8222/ui/").is_ok(), "nothing served yet");
+        own.add("127.0.0.1:8222".parse().unwrap());
+        for url in [
+            "http://127.0.0.1:8222/ui/",
+            "http://localhost:8222/api/v1/tabs",
+            "http://127.1:8222/",
+            "http://2130706433:8222/",
+            "http://0x7f.1:8222/",
+            "http://[::1]:8222/ui/",
+            "ws://localhost:8222/",
+            "http://app.localhost:8222/",
+        ] {
+            assert!(own.check(url).is_err(), "{url} should be refused");
+        }
+        for url in [
+            "http://127.0.0.1:8223/",
+            "http://example.com:8222/",
+            "https://127.0.0.1/",
+            "data:text/html,hi",
+            "about:blank",
+        ] {
+            assert!(own.check(url).is_ok(), "{url} should be allowed");
+        }
         assert!(
             check_url("http://127.0.0.1:25/", &[]).is_ok(),
             "curl may try it"
