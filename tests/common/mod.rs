@@ -262,7 +262,7 @@ async fn event_flood() -> axum::response::Response {
         .unwrap()
 }
 
-async fn start_site() -> String {
+pub async fn start_site() -> String {
     #[derive(serde::Deserialize)]
     struct Slow {
         ms: Option<u64>,

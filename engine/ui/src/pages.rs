@@ -433,7 +433,7 @@ pub(crate) async fn tab_state(ui: &Ui, viewer: &Viewer, tab_id: &str) -> wabp_co
         .ok_or_else(|| wabp_core::Error::tab_not_found(tab_id))?;
     let taken = tab.taken_over_by.is_some();
     Ok(html! {
-        div #tab-state data-taken-over=(taken) data-state=(serde_json::to_string(&tab.state).unwrap_or_default()) {
+        div #tab-state data-taken-over=(taken) data-state=(serde_json::to_value(tab.state).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()) {
             h1 { (label(&tab.title, &tab.url)) }
             p { span.url { (tab.url) } " " (state_badge(&tab)) }
             @if let Some(failure) = &tab.failure { p.error { (failure) } }

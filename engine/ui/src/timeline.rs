@@ -332,8 +332,9 @@ pub(crate) fn render_detail(
             @if let Some(timing) = timing {
                 h3 { "Timing" }
                 table.timing {
+                    // Durations only: the clock readings beside them say when, not how long.
                     @for (phase, ms) in timing {
-                        @if let Some(ms) = ms.as_f64() { tr { th { (phase) } td { (format!("{ms:.1}")) " ms" } } }
+                        @if let Some(ms) = ms.as_f64().filter(|ms| *ms < 1e9) { tr { th { (phase) } td { (format!("{ms:.1}")) " ms" } } }
                     }
                 }
             }
