@@ -1325,28 +1325,55 @@ fn pages_the_engine_shows_cannot_drive_it() {
                 .all(|t| t["title"] != "pwned"),
             "{all}"
         );
-        // A tab sent to the engine itself reads nothing and, from there, can't
-        // post either (it would be the engine's own origin).
+        // A tab can't be sent to the engine itself (it would be the engine's
+        // own origin, and its web UI's): refused before the browser sees it...
         let (status, body) = h
             .post(
                 &format!("/tabs/{attacker}/navigate"),
                 json!({ "url": format!("{}/tabs?userId=attack-probe", h.server.api) }),
             )
             .await;
-        assert_eq!(status, 200, "{body}");
-        let text = h.eval(&attacker, "document.body.innerText").await;
+        assert_eq!(status, 400, "{body}");
         assert!(
-            text.as_str().unwrap().contains("may not drive the engine"),
-            "{text}"
+            body["error"].as_str().unwrap().contains("own address"),
+            "{body}"
+        );
+        // ...and a page that sends itself there is stopped by the browser.
+        let engine_origin = h.server.api.trim_end_matches("/api/v1").to_string();
+        // The browser refuses the page's requests to the engine outright.
+        let (_, fetched) = h
+            .post(
+                &format!("/tabs/{attacker}/execute"),
+                json!({ "script": format!("fetch('{engine_origin}/healthz', {{mode: 'no-cors'}}).then(r => 'got ' + r.type).catch(e => 'refused')"), "await_promise": true }),
+            )
+            .await;
+        assert_eq!(fetched["result"]["value"], json!("refused"), "{fetched}");
+        let (status, body) = h
+            .post(
+                &format!("/tabs/{attacker}/execute"),
+                json!({ "script": format!("location.href = '{engine_origin}/ui/'; true") }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        h.post(&format!("/tabs/{attacker}/wait"), json!({ "ms": 500 }))
+            .await;
+        // It lands on the guard's refusal, sandboxed: not the engine's origin.
+        let landed = h
+            .eval(&attacker, "[window.origin, document.body.innerText]")
+            .await;
+        assert_eq!(landed[0], json!("null"), "{landed}");
+        assert!(
+            landed[1].as_str().unwrap().contains("only its own pages"),
+            "{landed}"
         );
         let (status, body) = h
             .post(
                 &format!("/tabs/{attacker}/execute"),
-                json!({ "script": format!("fetch('/api/v1/tabs/{victim}/execute', {{ method: 'POST', headers: {{ 'Content-Type': 'application/json' }}, body: JSON.stringify({{ script: \"document.title = 'pwned'\" }}) }}).then(r => r.status)") }),
+                json!({ "script": format!("fetch('/api/v1/tabs/{victim}/execute', {{ method: 'POST', headers: {{ 'Content-Type': 'application/json' }}, body: JSON.stringify({{ script: \"document.title = 'pwned'\" }}) }}).then(r => r.status).catch(() => 'refused')"), "await_promise": true }),
             )
             .await;
         assert_eq!(status, 200, "{body}");
-        assert_eq!(body["result"]["value"], 403, "{body}");
+        assert_ne!(body["result"]["value"], json!(200), "{body}");
         let (_, info) = h.get(&format!("/tabs/{victim}")).await;
         assert_eq!(info["title"], "Second");
         for tab in [victim, attacker] {

@@ -84,7 +84,12 @@ async fn until(tab: &Tab, what: &str, script: &str) -> Value {
 
 async fn sign_in(tab: &Tab, origin: &str, token: &str) {
     tab.navigate(&format!("{origin}/ui/login")).await.unwrap();
-    until(tab, "the sign-in form", "!!document.querySelector('form.login')").await;
+    until(
+        tab,
+        "the sign-in form",
+        "!!document.querySelector('form.login')",
+    )
+    .await;
     tab.fill(Target::Selector("input[name=secret]".into()), token)
         .await
         .unwrap();
@@ -159,7 +164,10 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
             "Array.from(document.querySelectorAll('#tabs tr[data-tab]')).map(r => r.dataset.tab)",
         )
         .await;
-        assert!(!rows.to_string().contains(&bob_tab), "bob's tab is hidden: {rows}");
+        assert!(
+            !rows.to_string().contains(&bob_tab),
+            "bob's tab is hidden: {rows}"
+        );
 
         // A tab opened over REST while she watches appears on its own.
         let (_, dialog_tab) = rest(
@@ -182,11 +190,19 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         ui.navigate(&format!("{}/ui/tabs/{dialog_tab}", watched.origin))
             .await
             .unwrap();
-        until(&ui, "the live view", "!!document.getElementById('tab-state')").await;
-        let seen_before = eval(&ui, "Number(document.getElementById('view').dataset.frames_seen || 0)")
-            .await
-            .as_i64()
-            .unwrap_or(0);
+        until(
+            &ui,
+            "the live view",
+            "!!document.getElementById('tab-state')",
+        )
+        .await;
+        let seen_before = eval(
+            &ui,
+            "Number(document.getElementById('view').dataset.frames_seen || 0)",
+        )
+        .await
+        .as_i64()
+        .unwrap_or(0);
         // The click opens a confirm dialog: the action answers with it.
         let (status, clicked) = rest(
             &http,
@@ -214,8 +230,17 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         );
 
         // The dialog, answered from the UI.
-        until(&ui, "the pending dialog", "!!document.querySelector('form.dialog')").await;
-        let message = eval(&ui, "document.querySelector('form.dialog .message').textContent").await;
+        until(
+            &ui,
+            "the pending dialog",
+            "!!document.querySelector('form.dialog')",
+        )
+        .await;
+        let message = eval(
+            &ui,
+            "document.querySelector('form.dialog .message').textContent",
+        )
+        .await;
         assert_eq!(message, json!("Proceed?"));
         // A click on a panel the stream just replaced is lost, as a
         // person's would be: click again until the dialog is gone.
@@ -268,8 +293,17 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         ui.navigate(&format!("{}/ui/tabs/{field_tab}", watched.origin))
             .await
             .unwrap();
-        until(&ui, "the take-over button", "!!document.querySelector('.controls button')").await;
-        eval(&ui, "document.querySelector('.controls button').click(); true").await;
+        until(
+            &ui,
+            "the take-over button",
+            "!!document.querySelector('.controls button')",
+        )
+        .await;
+        eval(
+            &ui,
+            "document.querySelector('.controls button').click(); true",
+        )
+        .await;
         until(
             &ui,
             "the tab taken over",
@@ -284,7 +318,10 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
             ALICE,
         )
         .await;
-        assert_eq!(status, 409, "the agent waits while a person holds the tab: {refused}");
+        assert_eq!(
+            status, 409,
+            "the agent waits while a person holds the tab: {refused}"
+        );
         assert_eq!(refused["code"], json!("HUMAN_MODE"));
         until(
             &ui,
@@ -313,7 +350,11 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         })
         .await
         .expect("the person's click and keys were recorded");
-        eval(&ui, "document.querySelector('.controls button').click(); true").await;
+        eval(
+            &ui,
+            "document.querySelector('.controls button').click(); true",
+        )
+        .await;
         until(
             &ui,
             "the tab handed back",
@@ -330,7 +371,10 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         .await;
         assert_eq!(status, 200, "{typed}");
         assert_eq!(typed["result"]["value"][0], json!("hi"), "{typed}");
-        assert!(typed["result"]["value"][1].as_i64().unwrap_or(0) >= 1, "{typed}");
+        assert!(
+            typed["result"]["value"][1].as_i64().unwrap_or(0) >= 1,
+            "{typed}"
+        );
 
         // The timeline: the click's before and after images, decoded; what
         // the person did between the actions.
@@ -349,7 +393,12 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         ))
         .await
         .unwrap();
-        until(&ui, "the action list", "document.querySelectorAll('#actions li.action').length >= 1").await;
+        until(
+            &ui,
+            "the action list",
+            "document.querySelectorAll('#actions li.action').length >= 1",
+        )
+        .await;
         for which in ["before", "after"] {
             let decoded = until(
                 &ui,
@@ -364,7 +413,9 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         }
         // The first click's events, chosen with the keyboard.
         eval(&ui, "document.body.focus(); true").await;
-        ui.act("keyboard_press", json!({ "key": "ArrowUp" })).await.unwrap();
+        ui.act("keyboard_press", json!({ "key": "ArrowUp" }))
+            .await
+            .unwrap();
         until(
             &ui,
             "the dialog click chosen with the keyboard",
@@ -387,10 +438,17 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         assert!(people.contains("took the tab over"), "{people}");
         assert!(people.contains("clicked at"), "{people}");
         assert!(people.contains("handed the tab back"), "{people}");
-        assert!(!people.contains("hi"), "typed text stays out of the history: {people}");
+        assert!(
+            !people.contains("hi"),
+            "typed text stays out of the history: {people}"
+        );
 
         // Bob signs in on the same browser: none of alice's tabs or actions.
-        eval(&ui, "document.querySelector('header button.link').click(); true").await;
+        eval(
+            &ui,
+            "document.querySelector('header button.link').click(); true",
+        )
+        .await;
         until(&ui, "the sign-in page", "location.pathname === '/ui/login'").await;
         sign_in(&ui, &watched.origin, BOB).await;
         let rows = until(
@@ -409,7 +467,11 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         ui.navigate(&format!("{}/ui/sessions/{session}", watched.origin))
             .await
             .unwrap();
-        let actions = eval(&ui, "document.querySelectorAll('#actions li.action').length").await;
+        let actions = eval(
+            &ui,
+            "document.querySelectorAll('#actions li.action').length",
+        )
+        .await;
         assert_eq!(actions, json!(0), "bob sees none of alice's actions");
         person.shutdown().await;
     });
@@ -439,7 +501,10 @@ fn other_pages_and_the_engines_own_tabs_are_kept_out_of_the_ui() {
             )
             .await;
             assert_eq!(status, 400, "{url}: {refused}");
-            assert!(refused["error"].as_str().unwrap().contains("own address"), "{refused}");
+            assert!(
+                refused["error"].as_str().unwrap().contains("own address"),
+                "{refused}"
+            );
         }
 
         // A page on another port of 127.0.0.1 (same-site, and cookies ignore
@@ -477,7 +542,14 @@ fn other_pages_and_the_engines_own_tabs_are_kept_out_of_the_ui() {
         })
         .await;
         if refused.is_none() {
-            let (_, text) = rest(&http, Method::POST, format!("{}/tabs/{tab}/text", watched.api), Some(json!({})), ALICE).await;
+            let (_, text) = rest(
+                &http,
+                Method::POST,
+                format!("{}/tabs/{tab}/text", watched.api),
+                Some(json!({})),
+                ALICE,
+            )
+            .await;
             last = text.to_string();
         }
         assert!(refused.is_some(), "the UI refused a same-site page: {last}");
@@ -556,7 +628,12 @@ fn other_pages_and_the_engines_own_tabs_are_kept_out_of_the_ui() {
             .await
             .unwrap();
         let cookie = signed.headers()["set-cookie"].to_str().unwrap().to_string();
-        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/ui"), "{cookie}");
+        assert!(
+            cookie.contains("HttpOnly")
+                && cookie.contains("SameSite=Strict")
+                && cookie.contains("Path=/ui"),
+            "{cookie}"
+        );
         assert!(!cookie.contains(ALICE), "{cookie}");
         // Without the cookie, pages send people to sign in.
         let page = reqwest::Client::builder()

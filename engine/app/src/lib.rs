@@ -369,6 +369,7 @@ impl App {
             .layer(axum::middleware::from_fn(move |req, next| {
                 count_request(metrics.clone(), req, next)
             }))
+            .layer(axum::middleware::from_fn(sandbox_outside_ui))
     }
 
     /// CORS for the `--allow-origin` origins (none by default: then no
@@ -565,6 +566,25 @@ impl App {
         }
         Ok(())
     }
+}
+
+/// Every answer outside the web UI's pages (the API's JSON, refusals,
+/// images, the probes) is sandboxed when a browser opens it as a page: a
+/// tab that sent itself to the engine has an opaque origin there, never the
+/// engine's (which is the web UI's).
+async fn sandbox_outside_ui(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let ui = request.uri().path() == "/ui" || request.uri().path().starts_with("/ui/");
+    let mut response = next.run(request).await;
+    if !ui {
+        response.headers_mut().insert(
+            axum::http::header::CONTENT_SECURITY_POLICY,
+            axum::http::HeaderValue::from_static(wabp_ui::guard::SANDBOXED),
+        );
+    }
+    response
 }
 
 /// Counts a request by method, route template and status.

@@ -72,7 +72,8 @@ pub use screenshots::ScreenshotKind;
 pub use sessions::SessionRecord;
 pub use sql::RowOwner;
 pub use store::{
-    DATABASE_FILE, DeletedCounts, HistoryOptions, HistoryStore, PrunedSessions, SessionExport,
+    ActionScreenshots, DATABASE_FILE, DeletedCounts, HistoryOptions, HistoryStore, PrunedSessions,
+    SessionExport,
 };
 
 #[cfg(test)]

@@ -32,6 +32,20 @@ pub struct SessionExport {
     pub events: Vec<EventRecord>,
     /// With their bodies (secrets redacted unless recorded).
     pub network_calls: Vec<NetworkCall>,
+    /// Each action's screenshots (WebP, base64) by action id, when asked
+    /// for (`screenshots=true`): a file that shows the session on its own
+    /// (`wabp view`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshots: Option<std::collections::BTreeMap<String, ActionScreenshots>>,
+}
+
+/// An action's screenshots in an export, base64.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ActionScreenshots {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
 }
 
 /// Settings for [`HistoryStore::open_with`].
@@ -261,6 +275,7 @@ impl HistoryStore {
                 actions,
                 events,
                 network_calls,
+                screenshots: None,
             }))
         })
         .await

@@ -37,6 +37,10 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'
     style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; form-action 'self'; \
     base-uri 'none'; frame-ancestors 'none'";
 
+/// Everything the engine answers outside the UI's pages: shown as a page,
+/// it runs nothing and has an opaque origin.
+pub const SANDBOXED: &str = "sandbox; default-src 'none'; frame-ancestors 'none'";
+
 impl UiGuard {
     /// Why the request is refused, if it is.
     pub fn check(&self, method: &Method, headers: &HeaderMap) -> Result<(), String> {
@@ -76,12 +80,14 @@ impl UiGuard {
             }
         }
         if let Some(dest) = text("sec-fetch-dest")
-            && matches!(dest, "iframe" | "frame" | "embed" | "object" | "fencedframe")
+            && matches!(
+                dest,
+                "iframe" | "frame" | "embed" | "object" | "fencedframe"
+            )
         {
             return Err("the web UI may not be framed".into());
         }
-        if *method != Method::GET && *method != Method::HEAD && text("hx-request") != Some("true")
-        {
+        if *method != Method::GET && *method != Method::HEAD && text("hx-request") != Some("true") {
             return Err(
                 "changes through the web UI come from its own pages (they send HX-Request: true)"
                     .into(),
@@ -94,17 +100,24 @@ impl UiGuard {
 /// The layer: refused requests get 403 with `{"error"}`; every answer gets
 /// the UI's security headers.
 pub async fn ui_only(guard: std::sync::Arc<UiGuard>, request: Request, next: Next) -> Response {
-    let mut response = match guard.check(request.method(), request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err(message) => (
+    let refused = guard.check(request.method(), request.headers()).err();
+    let mut response = match &refused {
+        None => next.run(request).await,
+        Some(message) => (
             StatusCode::FORBIDDEN,
             axum::Json(serde_json::json!({ "error": message, "code": "FORBIDDEN" })),
         )
             .into_response(),
     };
+    // A refusal opened as a page is sandboxed: an opaque origin, so a page
+    // that sent itself here is not the UI's origin.
+    let policy = match refused {
+        None => CONTENT_SECURITY_POLICY,
+        Some(_) => SANDBOXED,
+    };
     let headers = response.headers_mut();
     for (name, value) in [
-        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::CONTENT_SECURITY_POLICY, policy),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::REFERRER_POLICY, "no-referrer"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
@@ -200,7 +213,10 @@ mod tests {
         assert!(
             check(
                 Method::GET,
-                &[("sec-fetch-site", "same-origin"), ("sec-fetch-dest", "iframe")]
+                &[
+                    ("sec-fetch-site", "same-origin"),
+                    ("sec-fetch-dest", "iframe")
+                ]
             )
             .is_err()
         );

@@ -28,7 +28,9 @@ const SCREENCAST_MAX: u32 = 1600;
 /// The stream of what `rx` receives.
 fn sse(rx: mpsc::Receiver<Event>) -> Response {
     let events = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|event| (Ok::<_, Infallible>(event), rx))
+        rx.recv()
+            .await
+            .map(|event| (Ok::<_, Infallible>(event), rx))
     });
     Sse::new(events)
         .keep_alive(KeepAlive::default())
@@ -65,7 +67,11 @@ pub(crate) async fn tabs(State(ui): State<Ui>, headers: HeaderMap) -> Response {
         while next_tick(&mut tick, &mut closing, &tx).await {
             let rows = pages::tab_rows(&ui, &viewer).await.into_string();
             if rows != last {
-                if tx.send(Event::default().event("tabs").data(&rows)).await.is_err() {
+                if tx
+                    .send(Event::default().event("tabs").data(&rows))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
                 last = rows;
@@ -106,7 +112,11 @@ pub(crate) async fn tab_state(
                 ),
             };
             if panel != last {
-                if tx.send(Event::default().event("state").data(&panel)).await.is_err() {
+                if tx
+                    .send(Event::default().event("state").data(&panel))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
                 last = panel;
@@ -209,7 +219,11 @@ pub(crate) async fn frames(
             }
             if let Some(frame) = frame {
                 sent_at = Instant::now();
-                if tx.send(Event::default().event("frame").data(frame.to_string())).await.is_err() {
+                if tx
+                    .send(Event::default().event("frame").data(frame.to_string()))
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }

@@ -59,8 +59,7 @@ pub fn random_secret() -> Option<String> {
 /// Equal without an early exit.
 fn same(a: &str, b: &str) -> bool {
     a.len() == b.len()
-        && a
-            .bytes()
+        && a.bytes()
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0

@@ -248,12 +248,11 @@ pub(crate) async fn home(State(ui): State<Ui>, headers: HeaderMap) -> Response {
         Ok(value) => value["sessions"].as_array().cloned().unwrap_or_default(),
         Err(_) => Vec::new(),
     };
-    let current = ui
-        .0
-        .services
-        .history
-        .as_ref()
-        .and_then(|h| h.current_session_id());
+    let current =
+        ui.0.services
+            .history
+            .as_ref()
+            .and_then(|h| h.current_session_id());
     let mut summaries = Vec::new();
     for session in sessions.iter().rev() {
         let id = session["id"].as_str().unwrap_or_default().to_string();
@@ -397,12 +396,11 @@ pub(crate) async fn tab_page(
         Ok(state) => state,
         Err(e) => return engine_failure(&e),
     };
-    let session = ui
-        .0
-        .services
-        .history
-        .as_ref()
-        .and_then(|h| h.current_session_id());
+    let session =
+        ui.0.services
+            .history
+            .as_ref()
+            .and_then(|h| h.current_session_id());
     let body = html! {
         div hx-ext="sse" sse-connect={ "/ui/tabs/" (tab_id) "/live" } {
             div #state sse-swap="state" { (state) }
@@ -423,14 +421,13 @@ pub(crate) async fn tab_page(
 /// The state panel: address, state, the dialog's form, take-over buttons.
 pub(crate) async fn tab_state(ui: &Ui, viewer: &Viewer, tab_id: &str) -> wabp_core::Result<Markup> {
     let caller = viewer.caller()?;
-    let tab = ui
-        .0
-        .engine
-        .tab_overview(&caller)
-        .await?
-        .into_iter()
-        .find(|t| t.id == tab_id)
-        .ok_or_else(|| wabp_core::Error::tab_not_found(tab_id))?;
+    let tab =
+        ui.0.engine
+            .tab_overview(&caller)
+            .await?
+            .into_iter()
+            .find(|t| t.id == tab_id)
+            .ok_or_else(|| wabp_core::Error::tab_not_found(tab_id))?;
     let taken = tab.taken_over_by.is_some();
     Ok(html! {
         div #tab-state data-taken-over=(taken) data-state=(serde_json::to_value(tab.state).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()) {
@@ -489,7 +486,14 @@ pub(crate) async fn answer_dialog(
     };
     match ui.run(&viewer, operation, input).await {
         Ok(_) => {
-            record(&ui, &viewer, &tab_id, "dialog_answered_in_ui", json!({ "accepted": form.accept == "true" })).await;
+            record(
+                &ui,
+                &viewer,
+                &tab_id,
+                "dialog_answered_in_ui",
+                json!({ "accepted": form.accept == "true" }),
+            )
+            .await;
             StatusCode::NO_CONTENT.into_response()
         }
         Err(e) => refused(&e),
@@ -511,7 +515,14 @@ pub(crate) async fn take_over(
     };
     match done {
         Ok(()) => {
-            record(&ui, &viewer, &tab_id, "taken_over", json!({ "by": viewer.who })).await;
+            record(
+                &ui,
+                &viewer,
+                &tab_id,
+                "taken_over",
+                json!({ "by": viewer.who }),
+            )
+            .await;
             StatusCode::NO_CONTENT.into_response()
         }
         Err(e) => refused(&e),
@@ -533,7 +544,14 @@ pub(crate) async fn hand_back(
     };
     match done {
         Ok(()) => {
-            record(&ui, &viewer, &tab_id, "handed_back", json!({ "by": viewer.who })).await;
+            record(
+                &ui,
+                &viewer,
+                &tab_id,
+                "handed_back",
+                json!({ "by": viewer.who }),
+            )
+            .await;
             StatusCode::NO_CONTENT.into_response()
         }
         Err(e) => refused(&e),

@@ -270,9 +270,13 @@ async fn detail_of(ui: &Ui, viewer: &Viewer, action_id: &str) -> wabp_core::Resu
         .map(|v| v["calls"].as_array().cloned().unwrap_or_default())
         .unwrap_or_default();
     let step = agent_step(ui, viewer, action_id).await;
-    Ok(render_detail(&action, &events, &calls, step.as_ref(), &|which| {
-        format!("/ui/actions/{action_id}/shot/{which}")
-    }))
+    Ok(render_detail(
+        &action,
+        &events,
+        &calls,
+        step.as_ref(),
+        &|which| format!("/ui/actions/{action_id}/shot/{which}"),
+    ))
 }
 
 /// The agent step that asked for the action: the task's goal and the step.

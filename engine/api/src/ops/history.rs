@@ -60,6 +60,16 @@ struct Id {
     id: String,
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct ExportInput {
+    /// The session's id.
+    id: String,
+    /// Put each action's screenshots in the document (base64 WebP), so it
+    /// shows the session on its own (`wabp view FILE`).
+    #[serde(default)]
+    screenshots: bool,
+}
+
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "lowercase")]
 enum Which {
@@ -128,15 +138,43 @@ fn session_operations() -> Vec<Operation> {
         .answers::<SessionRecord>(),
         Operation::new(
             "history_export",
-            "A session with the caller's actions and events, as one JSON document.",
-            |ctx, input: Id| async move {
-                json(to_json(
-                    &store(&ctx)?
-                        .export_session(&input.id, owner(&ctx))
-                        .await
-                        .map_err(history_error)?
-                        .ok_or_else(|| not_found("session", &input.id))?,
-                )?)
+            "A session with the caller's actions and events, as one JSON document; with screenshots=true, each action's screenshots too (open it with `wabp view FILE`).",
+            |ctx, input: ExportInput| async move {
+                let store = store(&ctx)?;
+                let mut export = store
+                    .export_session(&input.id, owner(&ctx))
+                    .await
+                    .map_err(history_error)?
+                    .ok_or_else(|| not_found("session", &input.id))?;
+                if input.screenshots {
+                    use base64::Engine as _;
+                    let mut shots = std::collections::BTreeMap::new();
+                    for action in &export.actions {
+                        let read = |kind| {
+                            let store = store.clone();
+                            let id = action.id.clone();
+                            let owner = owner(&ctx);
+                            async move {
+                                store
+                                    .action_screenshot(&id, kind, owner)
+                                    .await
+                                    .ok()
+                                    .flatten()
+                                    .map(|bytes| base64::engine::general_purpose::STANDARD.encode(bytes))
+                            }
+                        };
+                        let before = read(ScreenshotKind::Before).await;
+                        let after = read(ScreenshotKind::After).await;
+                        if before.is_some() || after.is_some() {
+                            shots.insert(
+                                action.id.clone(),
+                                wabp_history::ActionScreenshots { before, after },
+                            );
+                        }
+                    }
+                    export.screenshots = Some(shots);
+                }
+                json(to_json(&export)?)
             },
         )
         .get("/history/sessions/{id}/export")

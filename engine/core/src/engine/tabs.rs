@@ -106,6 +106,9 @@ impl Engine {
         tab.sync_interception().await?;
         tab.set_extra_schemes(self.config.extra_schemes.clone());
         tab.set_own_addresses(self.config.own_addresses.clone());
+        if let Err(e) = tab.block_own_addresses().await {
+            tracing::warn!(tab = %tab.id, "the engine's own address is not blocked in this tab: {}", e.message);
+        }
         tab.set_record_secrets(self.config.record_secrets);
         // Frozen and loaded before anyone can reach it.
         if self.config.pause {

@@ -220,7 +220,11 @@ impl HumanInput {
     pub fn summary(&self) -> Option<serde_json::Value> {
         match self {
             HumanInput::Mouse {
-                event, x, y, button, ..
+                event,
+                x,
+                y,
+                button,
+                ..
             } if event == "mousePressed" => Some(json!({
                 "input": "click",
                 "x": x.round(),
@@ -251,6 +255,15 @@ impl Engine {
     /// be sent there.
     pub fn serving_at(&self, address: std::net::SocketAddr) {
         self.config.own_addresses.add(address);
+        // Tabs opened before the engine listened (the first one).
+        let tabs = self.all_tabs();
+        tokio::spawn(async move {
+            for tab in tabs {
+                if let Err(e) = tab.block_own_addresses().await {
+                    tracing::warn!(tab = %tab.id, "the engine's own address is not blocked in this tab: {}", e.message);
+                }
+            }
+        });
     }
 
     /// The caller's tabs with what each is doing.
@@ -415,7 +428,12 @@ impl Engine {
     }
 
     /// Forwards a person's input to the caller's tab, which they took over.
-    pub async fn human_input(&self, caller: &Caller, tab_id: &str, input: &HumanInput) -> Result<()> {
+    pub async fn human_input(
+        &self,
+        caller: &Caller,
+        tab_id: &str,
+        input: &HumanInput,
+    ) -> Result<()> {
         let tab = self.tab(caller, tab_id)?;
         if self.input.taken_over_by(&tab.id).is_none() {
             return Err(Error::new(

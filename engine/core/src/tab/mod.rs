@@ -424,6 +424,31 @@ impl Tab {
         self.state.lock().own_addresses = own;
     }
 
+    /// Has the browser refuse the engine's own addresses to this page's
+    /// requests (fetches, images, sockets). Chromium 156 applies the list to
+    /// subresources only: a page that navigates itself there lands on the
+    /// guard's refusal, which is sandboxed (an opaque origin, not the
+    /// engine's). The engine's own navigations are refused before the
+    /// browser sees them.
+    pub async fn block_own_addresses(&self) -> Result<()> {
+        let patterns = self.state.lock().own_addresses.block_patterns();
+        if patterns.is_empty() {
+            return Ok(());
+        }
+        let patterns: Vec<serde_json::Value> = patterns
+            .into_iter()
+            .map(|p| serde_json::json!({ "urlPattern": p, "block": true }))
+            .collect();
+        self.session
+            .raw_regardless(
+                "Network.setBlockedURLs",
+                serde_json::json!({ "urlPatterns": patterns }),
+                std::time::Duration::from_secs(5),
+            )
+            .await?;
+        Ok(())
+    }
+
     /// Invalidates the cached snapshot: an action is about to change the page.
     pub fn bump_epoch(&self) {
         self.observation.bump_epoch()

@@ -33,6 +33,38 @@ impl OwnAddresses {
         }
     }
 
+    /// URL patterns (URLPattern syntax, for `Network.setBlockedURLs`) that
+    /// match the addresses under the names a page would use.
+    pub fn block_patterns(&self) -> Vec<String> {
+        let Ok(all) = self.0.read() else {
+            return Vec::new();
+        };
+        let mut patterns = Vec::new();
+        for own in all.iter() {
+            let port = own.port();
+            let mut hosts = vec![match own.ip() {
+                std::net::IpAddr::V4(ip) => ip.to_string(),
+                std::net::IpAddr::V6(ip) => format!("\\[{}\\]", ip.to_string().replace(':', "\\:")),
+            }];
+            if own.ip().is_loopback() || own.ip().is_unspecified() {
+                hosts.extend([
+                    "127.0.0.1".into(),
+                    "localhost".into(),
+                    "\\[\\:\\:1\\]".into(),
+                ]);
+            }
+            for host in hosts {
+                for scheme in ["http", "https", "ws", "wss"] {
+                    let pattern = format!("{scheme}://{host}:{port}/*");
+                    if !patterns.contains(&pattern) {
+                        patterns.push(pattern);
+                    }
+                }
+            }
+        }
+        patterns
+    }
+
     /// Refuses a URL that points at one of the addresses (`localhost`,
     /// `127.1` and `2130706433` name 127.0.0.1 as well).
     pub fn check(&self, url: &str) -> Result<()> {
@@ -248,7 +280,10 @@ mod tests {
     #[test]
     fn the_engines_own_address_is_refused_under_any_name() {
         let own = OwnAddresses::default();
-        assert!(own.check("http://127.0.0.1:8222/ui/").is_ok(), "nothing served yet");
+        assert!(
+            own.check("http://127.0.0.1:8222/ui/").is_ok(),
+            "nothing served yet"
+        );
         own.add("127.0.0.1:8222".parse().unwrap());
         for url in [
             "http://127.0.0.1:8222/ui/",
