@@ -443,6 +443,82 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
             "typed text stays out of the history: {people}"
         );
 
+        // The session as one file, shown by `wabp view` without an engine.
+        let download = eval(
+            &ui,
+            "(async () => { const a = document.querySelector('a[download]'); const r = await fetch(a.href); const doc = await r.json(); return [r.status, doc.actions.length, Object.keys(doc.screenshots || {}).length]; })()",
+        )
+        .await;
+        assert_eq!(download[0], json!(200), "{download}");
+        assert!(
+            download[2].as_i64().unwrap_or(0) >= 1,
+            "the download carries screenshots: {download}"
+        );
+        let (status, export) = rest(
+            &http,
+            Method::GET,
+            format!(
+                "{}/history/sessions/{session}/export?screenshots=true",
+                watched.api
+            ),
+            None,
+            ALICE,
+        )
+        .await;
+        assert_eq!(status, 200);
+        let file = temp_dir("ui-export").join("session.json");
+        std::fs::write(&file, export.to_string()).unwrap();
+        let mut view = tokio::process::Command::new(env!("CARGO_BIN_EXE_wabp"))
+            .arg("view")
+            .arg(&file)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+            view.stdout.take().unwrap(),
+        ));
+        let link = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("wabp view prints its link")
+            .unwrap()
+            .unwrap();
+        assert!(link.contains("/ui/login?key="), "{link}");
+        ui.navigate(&link).await.unwrap();
+        until(
+            &ui,
+            "the exported timeline",
+            "document.querySelectorAll('#actions li.action').length >= 2",
+        )
+        .await;
+        let offline_click = format!("#actions li.action[data-action=\"{plain_click}\"] a");
+        eval(
+            &ui,
+            &format!("document.querySelector('{offline_click}').click(); true"),
+        )
+        .await;
+        let decoded = until(
+            &ui,
+            "the exported after screenshot",
+            &format!(
+                "(async () => {{ const img = document.querySelector('#detail article[data-action=\"{plain_click}\"] img.shot[data-which=after]'); \
+                 if (!img) return 0; try {{ await img.decode(); }} catch (e) {{ return 0; }} return img.naturalWidth; }})()"
+            ),
+        )
+        .await;
+        assert!(decoded.as_i64().unwrap_or(0) > 100, "{decoded}");
+        view.kill().await.unwrap();
+        ui.navigate(&format!("{}/ui/", watched.origin))
+            .await
+            .unwrap();
+        until(
+            &ui,
+            "the sessions page",
+            "!!document.querySelector('header button.link')",
+        )
+        .await;
+
         // Bob signs in on the same browser: none of alice's tabs or actions.
         eval(
             &ui,

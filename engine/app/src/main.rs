@@ -18,6 +18,15 @@ struct Cli {
     command: Command,
 }
 
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// The export (JSON).
+    file: std::path::PathBuf,
+    /// The port on 127.0.0.1 (default: any free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the engine: REST API at http://HOST:PORT/api/v1.
@@ -32,6 +41,10 @@ enum Command {
     /// it is done (a live progress line on stderr, the result on stdout;
     /// exit status 0 when the task succeeded). Same engine options as serve.
     Run(RunArgs),
+    /// Show an exported session (the timeline's download, or
+    /// GET /history/sessions/{id}/export?screenshots=true) in the web UI,
+    /// without a browser: prints the URL to open.
+    View(ViewArgs),
 }
 
 #[derive(clap::Args)]
@@ -267,6 +280,7 @@ async fn main() -> anyhow::Result<()> {
             serve(args.serve, Some(caller)).await
         }
         Command::Plugin(command) => wabp::plugin_cli::run(command).await,
+        Command::View(args) => view(args).await,
         Command::Run(args) => {
             let (options, _) = engine_options(args.serve)?;
             let task = wabp::agent_cli::RunTask {
@@ -412,6 +426,37 @@ async fn serve(args: ServeArgs, stdio_caller: Option<wabp_core::Caller>) -> anyh
         false => eprintln!("web UI: http://{shown}/ui/login?key={}", app.ui.key()),
     }
     app.serve(listener).await
+}
+
+/// `wabp view FILE`: the export's timeline on 127.0.0.1 until ctrl-c.
+async fn view(args: ViewArgs) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("reading {}", args.file.display()))?;
+    let export = wabp_ui::offline::Export::parse(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
+    let (actions, with_screenshots) = export.counts();
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", args.port))
+        .await
+        .with_context(|| format!("could not listen on 127.0.0.1:{}", args.port))?;
+    let (router, key) = wabp_ui::offline::router(
+        export,
+        wabp_ui::UiGuard {
+            loopback: true,
+            allowed_origins: Vec::new(),
+        },
+    );
+    eprintln!(
+        "{}: {actions} actions, {with_screenshots} with screenshots",
+        args.file.display()
+    );
+    // The key is the way in, as with `serve`: it goes to this console only.
+    println!("http://{}/ui/login?key={key}", listener.local_addr()?);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
 }
 
 fn chrono_stamp() -> u64 {

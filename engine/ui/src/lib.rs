@@ -12,11 +12,13 @@
 //! - `login.rs`: sign-in by token or one-time key, the login cookie;
 //! - `pages.rs`: the layout, sessions and live tabs, the live view;
 //! - `timeline.rs`: a session's actions with screenshots, events, network;
-//! - `live.rs`: the event streams (tab list, tab state, frames).
+//! - `live.rs`: the event streams (tab list, tab state, frames);
+//! - `offline.rs`: an exported session shown without an engine (`wabp view`).
 
 pub mod guard;
 mod live;
 pub mod login;
+pub mod offline;
 mod pages;
 mod timeline;
 
@@ -100,6 +102,7 @@ impl Ui {
             .route("/ui/tabs/{tab_id}/handback", post(pages::hand_back))
             .route("/ui/tabs/{tab_id}/input", post(pages::input))
             .route("/ui/sessions/{id}", get(timeline::page))
+            .route("/ui/sessions/{id}/export", get(timeline::export))
             .route("/ui/actions/{id}", get(timeline::detail))
             .route("/ui/actions/{id}/shot/{which}", get(timeline::screenshot))
             .fallback(|| async {
@@ -181,7 +184,7 @@ const ASSETS: [(&str, &str, &[u8]); 4] = [
     ),
 ];
 
-async fn asset(Path(file): Path<String>) -> Response {
+pub(crate) async fn asset(Path(file): Path<String>) -> Response {
     match ASSETS.iter().find(|(name, _, _)| *name == file) {
         Some((_, mime, bytes)) => (
             [

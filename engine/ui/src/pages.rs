@@ -491,7 +491,7 @@ pub(crate) async fn answer_dialog(
                 &viewer,
                 &tab_id,
                 "dialog_answered_in_ui",
-                json!({ "accepted": form.accept == "true" }),
+                json!({ "accepted": form.accept == "true", "by": viewer.who }),
             )
             .await;
             StatusCode::NO_CONTENT.into_response()

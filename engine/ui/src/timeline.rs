@@ -27,7 +27,7 @@ const PERSON_EVENTS: [&str; 4] = [
 const SHOWN_CHARS: usize = 20_000;
 
 #[derive(Deserialize, Default)]
-pub(crate) struct Filter {
+pub struct Filter {
     #[serde(default)]
     tab: Option<String>,
     #[serde(default, rename = "type")]
@@ -44,6 +44,23 @@ impl Filter {
     }
 }
 
+/// A session as the timeline shows it: the session, all its actions the
+/// viewer may see (oldest first), and its events.
+pub(crate) struct SessionData {
+    pub session: Value,
+    pub actions: Vec<Value>,
+    pub events: Vec<Value>,
+}
+
+/// One action with what goes with it.
+pub(crate) struct ActionData {
+    pub action: Value,
+    pub events: Vec<Value>,
+    pub calls: Vec<Value>,
+    /// The agent task and the step of it that asked for the action.
+    pub step: Option<(Value, Value)>,
+}
+
 pub(crate) async fn page(
     State(ui): State<Ui>,
     headers: HeaderMap,
@@ -54,70 +71,125 @@ pub(crate) async fn page(
         Ok(v) => v,
         Err(r) => return r,
     };
-    let session = match ui
-        .json(&viewer, "history_session", json!({ "id": session_id }))
+    let data = match session_data(&ui, &viewer, &session_id).await {
+        Ok(data) => data,
+        Err(e) => return engine_failure(&e),
+    };
+    let chosen = chosen_action(&data, &filter);
+    let detail = match &chosen {
+        Some(id) => Some(match action_data(&ui, &viewer, id).await {
+            Ok(action) => render_detail(&action, &|which| format!("/ui/actions/{id}/shot/{which}")),
+            Err(e) => html! { p.error { (e.message) } },
+        }),
+        None => None,
+    };
+    let body = render_page(&session_id, &data, &filter, chosen.as_deref(), detail, true);
+    html(layout("timeline", Some(&viewer), body))
+}
+
+async fn session_data(
+    ui: &Ui,
+    viewer: &Viewer,
+    session_id: &str,
+) -> wabp_core::Result<SessionData> {
+    let session = ui
+        .json(viewer, "history_session", json!({ "id": session_id }))
+        .await?;
+    let actions = ui
+        .json(
+            viewer,
+            "history_actions",
+            json!({ "session_id": session_id }),
+        )
+        .await?["actions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let events = ui
+        .json(
+            viewer,
+            "history_events",
+            json!({ "session_id": session_id }),
+        )
         .await
-    {
-        Ok(session) => session,
-        Err(e) => return engine_failure(&e),
-    };
-    let mut query = json!({ "session_id": session_id });
-    if let Some(tab) = Filter::value(&filter.tab) {
-        query["tab_id"] = json!(tab);
-    }
-    let all = match ui.json(&viewer, "history_actions", query.clone()).await {
-        Ok(v) => v["actions"].as_array().cloned().unwrap_or_default(),
-        Err(e) => return engine_failure(&e),
-    };
-    let tabs = distinct(all.iter().filter_map(|a| a["tab_id"].as_str()));
-    let types = distinct(all.iter().filter_map(|a| a["action_type"].as_str()));
-    let only_errors = filter.errors.is_some();
-    let actions: Vec<&Value> = all
+        .map(|v| v["events"].as_array().cloned().unwrap_or_default())
+        .unwrap_or_default();
+    Ok(SessionData {
+        session,
+        actions,
+        events,
+    })
+}
+
+/// The actions the filter keeps.
+fn kept<'a>(data: &'a SessionData, filter: &Filter) -> Vec<&'a Value> {
+    data.actions
         .iter()
+        .filter(|a| Filter::value(&filter.tab).is_none_or(|t| a["tab_id"].as_str() == Some(t)))
         .filter(|a| {
             Filter::value(&filter.action_type).is_none_or(|t| a["action_type"].as_str() == Some(t))
         })
-        .filter(|a| !only_errors || !a["error"].is_null())
-        .collect();
-    // What people did, between the actions (not with the error filter).
-    let person = if only_errors || Filter::value(&filter.action_type).is_some() {
+        .filter(|a| filter.errors.is_none() || !a["error"].is_null())
+        .collect()
+}
+
+/// The action shown first: the one asked for, else the first kept.
+pub(crate) fn chosen_action(data: &SessionData, filter: &Filter) -> Option<String> {
+    let actions = kept(data, filter);
+    Filter::value(&filter.action)
+        .and_then(|id| actions.iter().find(|a| a["id"].as_str() == Some(id)))
+        .or(actions.first())
+        .and_then(|a| a["id"].as_str())
+        .map(str::to_string)
+}
+
+/// The timeline's body. `live`: links to the engine's other pages (a
+/// download of the session for `wabp view`).
+pub(crate) fn render_page(
+    session_id: &str,
+    data: &SessionData,
+    filter: &Filter,
+    chosen: Option<&str>,
+    detail: Option<Markup>,
+    live: bool,
+) -> Markup {
+    let in_tab = |tab: Option<&str>| Filter::value(&filter.tab).is_none_or(|t| tab == Some(t));
+    let tabs = distinct(data.actions.iter().filter_map(|a| a["tab_id"].as_str()));
+    let types = distinct(
+        data.actions
+            .iter()
+            .filter_map(|a| a["action_type"].as_str()),
+    );
+    let only_errors = filter.errors.is_some();
+    let actions = kept(data, filter);
+    // What people did, between the actions (not with the type or error filter).
+    let person: Vec<Value> = if only_errors || Filter::value(&filter.action_type).is_some() {
         Vec::new()
     } else {
-        let mut events_query = json!({ "session_id": session_id });
-        if let Some(tab) = Filter::value(&filter.tab) {
-            events_query["tab_id"] = json!(tab);
-        }
-        ui.json(&viewer, "history_events", events_query)
-            .await
-            .map(|v| v["events"].as_array().cloned().unwrap_or_default())
-            .unwrap_or_default()
-            .into_iter()
+        data.events
+            .iter()
             .filter(|e| {
                 e["action_id"].is_null()
+                    && in_tab(e["tab_id"].as_str())
                     && e["type"]
                         .as_str()
                         .is_some_and(|t| PERSON_EVENTS.contains(&t))
             })
+            .cloned()
             .collect()
     };
-    let chosen = Filter::value(&filter.action)
-        .and_then(|id| actions.iter().find(|a| a["id"].as_str() == Some(id)))
-        .or(actions.first())
-        .and_then(|a| a["id"].as_str())
-        .map(str::to_string);
-    let detail_markup = match &chosen {
-        Some(id) => detail_of(&ui, &viewer, id).await.unwrap_or_else(|e| {
-            html! { p.error { (e.message) } }
-        }),
-        None => html! { p.hint { "No action matches." } },
-    };
     let rows = merged(&actions, &person);
-    let body = html! {
+    let session = &data.session;
+    html! {
         h1 { "Session " (session_id) }
         p.hint {
             "Started " (clock(session["started_ms"].as_i64()))
             @if let Some(end) = session["ended_ms"].as_i64() { ", ended " (clock(Some(end))) }
             ". " (actions.len()) " actions shown. Keys: ↑/↓ or k/j move between actions."
+            @if live {
+                " " a href={ "/ui/sessions/" (session_id) "/export" } download { "Download this session" }
+                " (one file with its screenshots; open it with " code { "wabp view FILE" } ")."
+            }
         }
         form.filters method="get" {
             label { "Tab "
@@ -146,7 +218,7 @@ pub(crate) async fn page(
                         Row::Action(action) => {
                             @let id = action["id"].as_str().unwrap_or_default();
                             @let failed = !action["error"].is_null();
-                            li.action.failed[failed].selected[chosen.as_deref() == Some(id)] data-action=(id) {
+                            li.action.failed[failed].selected[chosen == Some(id)] data-action=(id) {
                                 a href={ "/ui/actions/" (id) } hx-get={ "/ui/actions/" (id) } hx-target="#detail" hx-push-url="false" {
                                     span.kind { (action["action_type"].as_str().unwrap_or("?")) }
                                     span.ms { (action["duration_ms"].as_i64().unwrap_or(0)) " ms" }
@@ -161,10 +233,14 @@ pub(crate) async fn page(
                     }
                 }
             }
-            section #detail hx-disable { (detail_markup) }
+            section #detail hx-disable {
+                @match detail {
+                    Some(detail) => (detail),
+                    None => p.hint { "No action matches." },
+                }
+            }
         }
-    };
-    html(layout("timeline", Some(&viewer), body))
+    }
 }
 
 enum Row<'a> {
@@ -235,22 +311,33 @@ pub(crate) async fn detail(
         Ok(v) => v,
         Err(r) => return r,
     };
-    let markup = match detail_of(&ui, &viewer, &action_id).await {
-        Ok(markup) => markup,
+    let markup = match action_data(&ui, &viewer, &action_id).await {
+        Ok(action) => render_detail(&action, &|which| {
+            format!("/ui/actions/{action_id}/shot/{which}")
+        }),
         Err(e) => return engine_failure(&e),
     };
+    detail_answer(&headers, Some(&viewer), markup)
+}
+
+/// A detail as htmx asks for it (the fragment) or as a page.
+pub(crate) fn detail_answer(
+    headers: &HeaderMap,
+    viewer: Option<&Viewer>,
+    markup: Markup,
+) -> Response {
     if headers.contains_key("hx-request") {
         html(markup)
     } else {
         html(layout(
             "action",
-            Some(&viewer),
+            viewer,
             html! { section #detail hx-disable { (markup) } },
         ))
     }
 }
 
-async fn detail_of(ui: &Ui, viewer: &Viewer, action_id: &str) -> wabp_core::Result<Markup> {
+async fn action_data(ui: &Ui, viewer: &Viewer, action_id: &str) -> wabp_core::Result<ActionData> {
     let action = ui
         .json(viewer, "history_action", json!({ "id": action_id }))
         .await?;
@@ -270,13 +357,12 @@ async fn detail_of(ui: &Ui, viewer: &Viewer, action_id: &str) -> wabp_core::Resu
         .map(|v| v["calls"].as_array().cloned().unwrap_or_default())
         .unwrap_or_default();
     let step = agent_step(ui, viewer, action_id).await;
-    Ok(render_detail(
-        &action,
-        &events,
-        &calls,
-        step.as_ref(),
-        &|which| format!("/ui/actions/{action_id}/shot/{which}"),
-    ))
+    Ok(ActionData {
+        action,
+        events,
+        calls,
+        step,
+    })
 }
 
 /// The agent step that asked for the action: the task's goal and the step.
@@ -292,14 +378,14 @@ async fn agent_step(ui: &Ui, viewer: &Viewer, action_id: &str) -> Option<(Value,
 }
 
 /// An action's detail; `image_url` gives where its `before`/`after`
-/// screenshot is (a UI route, or a data URL offline).
-pub(crate) fn render_detail(
-    action: &Value,
-    events: &[Value],
-    calls: &[Value],
-    step: Option<&(Value, Value)>,
-    image_url: &dyn Fn(&str) -> String,
-) -> Markup {
+/// screenshot is.
+pub(crate) fn render_detail(data: &ActionData, image_url: &dyn Fn(&str) -> String) -> Markup {
+    let ActionData {
+        action,
+        events,
+        calls,
+        step,
+    } = data;
     let id = action["id"].as_str().unwrap_or_default();
     let has = |field: &str| !action[field].is_null();
     let timing = action["timing"].as_object();
@@ -448,6 +534,38 @@ pub(crate) async fn screenshot(
         )
             .into_response(),
         Ok(_) => failure(StatusCode::INTERNAL_SERVER_ERROR, "not an image"),
+        Err(e) => engine_failure(&e),
+    }
+}
+
+/// The session as one file with its screenshots, for `wabp view`.
+pub(crate) async fn export(
+    State(ui): State<Ui>,
+    headers: HeaderMap,
+    Path(session_id): Path<String>,
+) -> Response {
+    let (_, viewer) = match ui.viewer(&headers) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    match ui
+        .json(
+            &viewer,
+            "history_export",
+            json!({ "id": session_id, "screenshots": true }),
+        )
+        .await
+    {
+        Ok(export) => {
+            let disposition = format!("attachment; filename=\"wabp-{session_id}.json\"");
+            let mut response = axum::Json(export).into_response();
+            if let Ok(value) = axum::http::HeaderValue::from_str(&disposition) {
+                response
+                    .headers_mut()
+                    .insert(header::CONTENT_DISPOSITION, value);
+            }
+            response
+        }
         Err(e) => engine_failure(&e),
     }
 }
