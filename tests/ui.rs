@@ -121,7 +121,8 @@ const FIELD_PAGE: &str = "data:text/html,<title>field</title><body style='margin
 
 /// A page with a button that opens a confirm dialog and says what it answered.
 const DIALOG_PAGE: &str = "data:text/html,<title>dialogs</title>\
-    <button id=ask style='width:300px;height:100px' onclick=\"document.title=confirm('Proceed?')?'yes':'no'\">ask</button>";
+    <button id=ask style='width:300px;height:100px' onclick=\"document.title=confirm('Proceed?')?'yes':'no'\">ask</button>\
+    <select id=colour><option>red</option><option>green</option><option>blue</option></select>";
 
 #[test]
 fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
@@ -277,6 +278,45 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         })
         .await;
         assert!(title.is_some(), "the page saw its confirm accepted");
+        // A <select> the page opened, answered from the UI.
+        let (status, opened) = rest(
+            &http,
+            Method::POST,
+            format!("{}/tabs/{dialog_tab}/click", watched.api),
+            Some(json!({ "selector": "#colour" })),
+            ALICE,
+        )
+        .await;
+        assert_eq!(status, 200, "{opened}");
+        until(
+            &ui,
+            "the pending select",
+            "!!document.querySelector('form.prompt.select')",
+        )
+        .await;
+        let labels = eval(&ui, "Array.from(document.querySelectorAll('form.prompt.select option')).map(o => o.textContent)").await;
+        assert_eq!(labels, json!(["red", "green", "blue"]));
+        let chosen = eventually(Duration::from_secs(20), || async {
+            let gone = eval(
+                &ui,
+                "(() => { const f = document.querySelector('form.prompt.select'); if (f) { f.querySelector('select').value = '2'; f.querySelector('button[value=choose]').click(); } return !f; })()",
+            )
+            .await;
+            tokio::time::sleep(Duration::from_millis(700)).await;
+            (gone == json!(true)).then_some(())
+        })
+        .await;
+        assert!(chosen.is_some(), "the select was answered from the UI");
+        let (_, value) = rest(
+            &http,
+            Method::POST,
+            format!("{}/tabs/{dialog_tab}/execute", watched.api),
+            Some(json!({ "script": "document.getElementById('colour').value" })),
+            ALICE,
+        )
+        .await;
+        assert_eq!(value["result"]["value"], json!("blue"), "{value}");
+
         // An action with a before and an after screenshot, for the timeline.
         let (status, plain_click) = rest(
             &http,
@@ -413,7 +453,17 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         }
         // The first click's events, chosen with the keyboard.
         eval(&ui, "document.body.focus(); true").await;
+        // Up past the select's click to the first one.
         ui.act("keyboard_press", json!({ "key": "ArrowUp" }))
+            .await
+            .unwrap();
+        until(
+            &ui,
+            "the select click chosen with the keyboard",
+            "(document.querySelector('#detail ul.events') || {}).textContent?.includes('select_open')",
+        )
+        .await;
+        ui.act("keyboard_press", json!({ "key": "k" }))
             .await
             .unwrap();
         until(

@@ -98,6 +98,7 @@ impl Ui {
             .route("/ui/tabs/{tab_id}/live", get(live::tab_state))
             .route("/ui/tabs/{tab_id}/frames", get(live::frames))
             .route("/ui/tabs/{tab_id}/dialog", post(pages::answer_dialog))
+            .route("/ui/tabs/{tab_id}/prompt", post(pages::answer_prompt))
             .route("/ui/tabs/{tab_id}/takeover", post(pages::take_over))
             .route("/ui/tabs/{tab_id}/handback", post(pages::hand_back))
             .route("/ui/tabs/{tab_id}/input", post(pages::input))

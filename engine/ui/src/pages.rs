@@ -8,7 +8,7 @@ use axum::{Form, Json};
 use maud::{DOCTYPE, Markup, html};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use wabp_core::engine::viewer::{HumanInput, TabOverview, TabState};
+use wabp_core::engine::viewer::{HumanInput, PendingPrompt, TabOverview, TabState};
 
 use crate::login::{Viewer, set_cookie};
 use crate::{Ui, html, status_of};
@@ -451,8 +451,142 @@ pub(crate) async fn tab_state(ui: &Ui, viewer: &Viewer, tab_id: &str) -> wabp_co
                     button name="accept" value="false" { "Dismiss" }
                 }
             }
+            @for prompt in &tab.prompts {
+                (prompt_form(&tab.id, prompt))
+            }
         }
     })
+}
+
+/// A `<select>`, picker or file chooser, as a form that answers it.
+fn prompt_form(tab_id: &str, prompt: &PendingPrompt) -> Markup {
+    let action = format!("/ui/tabs/{tab_id}/prompt");
+    match prompt {
+        PendingPrompt::Select {
+            id,
+            multiple,
+            options,
+        } => html! {
+            form.prompt.select hx-post=(action) hx-swap="none" data-prompt=(id) {
+                p { strong { "The page opened a list" } ": choose" @if *multiple { " one or more" } }
+                input type="hidden" name="kind" value="select";
+                input type="hidden" name="id" value=(id);
+                select name="index" multiple[*multiple] {
+                    @for (position, option) in options.as_array().into_iter().flatten().enumerate() {
+                        option value=(option["index"].as_u64().unwrap_or(position as u64))
+                            selected[option["selected"] == json!(true)]
+                            disabled[option["disabled"] == json!(true)] {
+                            (option["label"].as_str().unwrap_or(""))
+                        }
+                    }
+                }
+                button name="answer" value="choose" { "Choose" }
+                button name="answer" value="cancel" { "Cancel" }
+            }
+        },
+        PendingPrompt::Picker { id, input_type } => html! {
+            form.prompt.picker hx-post=(action) hx-swap="none" data-prompt=(id) {
+                p { strong { "The page opened a " (input_type) " picker" } }
+                input type="hidden" name="kind" value=(if input_type == "color" { "color" } else { "datetime" });
+                input type="hidden" name="id" value=(id);
+                input name="value" type=(input_type);
+                button name="answer" value="choose" { "Set" }
+                button name="answer" value="cancel" { "Cancel" }
+            }
+        },
+        PendingPrompt::FileChooser { id, multiple } => html! {
+            form.prompt.files hx-post=(action) hx-swap="none" data-prompt=(id) {
+                p { strong { "The page asks for " @if *multiple { "files" } @else { "a file" } } " (paths on the engine's machine, one per line)" }
+                input type="hidden" name="kind" value="file_chooser";
+                input type="hidden" name="id" value=(id);
+                textarea name="paths" rows="2" {}
+                button name="answer" value="choose" { "Give" }
+                button name="answer" value="cancel" { "Cancel" }
+            }
+        },
+    }
+}
+
+/// Answers a `<select>`, picker or file chooser from its form (fields:
+/// kind, id, answer = choose|cancel, index… / value / paths).
+pub(crate) async fn answer_prompt(
+    State(ui): State<Ui>,
+    headers: HeaderMap,
+    Path(tab_id): Path<String>,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let (_, viewer) = match ui.viewer(&headers) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let field = |name: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let (Some(kind), Some(id)) = (field("kind"), field("id")) else {
+        return refused(&wabp_core::Error::invalid("kind and id are required"));
+    };
+    let cancel = field("answer") == Some("cancel");
+    let (operation, input) = match kind {
+        "select" => {
+            let mut indices = Vec::new();
+            for (_, v) in fields.iter().filter(|(k, _)| k == "index") {
+                match v.parse::<u64>() {
+                    Ok(i) => indices.push(i),
+                    Err(_) => {
+                        return refused(&wabp_core::Error::invalid(format!(
+                            "index must be a number, not {v:?}"
+                        )));
+                    }
+                }
+            }
+            (
+                "select",
+                json!({ "id": id, "indices": indices, "cancel": cancel }),
+            )
+        }
+        "datetime" | "color" => (
+            if kind == "color" {
+                "color_picker"
+            } else {
+                "datetime_picker"
+            },
+            json!({ "id": id, "value": field("value"), "cancel": cancel }),
+        ),
+        "file_chooser" => {
+            let files: Vec<&str> = field("paths")
+                .unwrap_or("")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            (
+                "file_chooser",
+                json!({ "id": id, "files": files, "cancel": cancel }),
+            )
+        }
+        other => {
+            return refused(&wabp_core::Error::invalid(format!(
+                "kind must be select, datetime, color or file_chooser, not {other:?}"
+            )));
+        }
+    };
+    match ui.run(&viewer, operation, input).await {
+        Ok(_) => {
+            record(
+                &ui,
+                &viewer,
+                &tab_id,
+                "prompt_answered_in_ui",
+                json!({ "prompt": kind, "cancelled": cancel, "by": viewer.who }),
+            )
+            .await;
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Err(e) => refused(&e),
+    }
 }
 
 #[derive(Deserialize)]

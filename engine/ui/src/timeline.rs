@@ -16,11 +16,12 @@ use crate::pages::{clock, engine_failure, failure, layout};
 use crate::{Ui, html};
 
 /// Event types the UI records for what people did.
-const PERSON_EVENTS: [&str; 4] = [
+const PERSON_EVENTS: [&str; 5] = [
     "taken_over",
     "handed_back",
     "human_input",
     "dialog_answered_in_ui",
+    "prompt_answered_in_ui",
 ];
 
 /// Longest JSON or body shown inline; the rest is cut with a note.
@@ -270,6 +271,13 @@ fn person_text(event: &Value) -> String {
         "taken_over" => format!("{by} took the tab over"),
         "handed_back" => format!("{by} handed the tab back"),
         "dialog_answered_in_ui" => format!("{by} answered a dialog"),
+        "prompt_answered_in_ui" => format!(
+            "{by} answered a {}",
+            data["prompt"]
+                .as_str()
+                .unwrap_or("prompt")
+                .replace('_', " ")
+        ),
         _ => match data["input"].as_str().unwrap_or_default() {
             "click" => format!(
                 "{by} clicked at {}, {}",

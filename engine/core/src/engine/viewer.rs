@@ -55,6 +55,25 @@ pub struct TabOverview {
     /// Why it looks broken.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// `<select>`s, pickers and file choosers waiting for an answer.
+    pub prompts: Vec<PendingPrompt>,
+}
+
+/// A prompt the page holds open until someone answers it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PendingPrompt {
+    /// Answered by the `select` operation (option indices).
+    Select {
+        id: String,
+        multiple: bool,
+        /// `index`, `label`, `selected`, `disabled` of each.
+        options: serde_json::Value,
+    },
+    /// Answered by `datetime_picker` or, for `color`, `color_picker`.
+    Picker { id: String, input_type: String },
+    /// Answered by `file_chooser` (paths on the engine's machine).
+    FileChooser { id: String, multiple: bool },
 }
 
 /// A frame of a running page, as the browser's screencast sent it.
@@ -275,6 +294,31 @@ impl Engine {
             let dialog = tab.pending_dialog();
             let failure = tab.session.failure();
             let taken_over_by = self.input.taken_over_by(&tab.id);
+            let prompts = tab
+                .prompts
+                .selects()
+                .into_iter()
+                .map(|s| PendingPrompt::Select {
+                    id: s.id,
+                    multiple: s.multiple,
+                    options: s.options,
+                })
+                .chain(
+                    tab.prompts
+                        .pickers()
+                        .into_iter()
+                        .map(|p| PendingPrompt::Picker {
+                            id: p.id,
+                            input_type: p.input_type,
+                        }),
+                )
+                .chain(tab.prompts.file_choosers().into_iter().map(|c| {
+                    PendingPrompt::FileChooser {
+                        id: c.id,
+                        multiple: c.chooser_type == "open_multiple",
+                    }
+                }))
+                .collect();
             let state = if failure.is_some() {
                 TabState::Broken
             } else if dialog.is_some() {
@@ -299,6 +343,7 @@ impl Engine {
                     default_prompt: Some(d.default_prompt.clone()),
                 }),
                 failure,
+                prompts,
             });
         }
         Ok(out)

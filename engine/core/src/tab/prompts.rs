@@ -43,6 +43,9 @@ pub struct PendingSelect {
     pub token: String,
     pub multiple: bool,
     pub option_count: usize,
+    /// As the page listed them (`index`, `label`, `selected`, `disabled`),
+    /// for people answering it in the web UI.
+    pub options: serde_json::Value,
     pub realm: Realm,
 }
 
@@ -198,6 +201,14 @@ impl Prompts {
         self.pending().selects.iter().find(|s| s.id == id).cloned()
     }
 
+    pub fn selects(&self) -> Vec<PendingSelect> {
+        self.pending().selects.clone()
+    }
+
+    pub fn pickers(&self) -> Vec<PendingPicker> {
+        self.pending().pickers.clone()
+    }
+
     pub fn remove_select(&self, id: &str) {
         self.pending().selects.retain(|s| s.id != id);
     }
@@ -237,6 +248,7 @@ mod tests {
             token: token.into(),
             multiple: false,
             option_count: 3,
+            options: serde_json::Value::Null,
             realm: Default::default(),
         }
     }

@@ -437,6 +437,7 @@ impl Tab {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             option_count: options.as_array().map_or(0, Vec::len),
+            options: options.clone(),
             realm: Realm {
                 session: session.clone(),
                 context: Some(*e.execution_context_id.inner()),
