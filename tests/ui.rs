@@ -199,7 +199,7 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
         .await;
         let seen_before = eval(
             &ui,
-            "Number(document.getElementById('view').dataset.frames_seen || 0)",
+            "Number(document.getElementById('view').dataset.framesSeen || 0)",
         )
         .await
         .as_i64()
@@ -219,7 +219,7 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
             &ui,
             "a new frame after the click",
             &format!(
-                "Number(document.getElementById('view').dataset.frames_seen || 0) > {seen_before} \
+                "Number(document.getElementById('view').dataset.framesSeen || 0) > {seen_before} \
                  && document.getElementById('frame').naturalWidth > 0"
             ),
         )

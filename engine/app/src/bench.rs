@@ -11,7 +11,7 @@ use axum::response::Html;
 use serde_json::{Value, json};
 use wabp_core::plugin::{MarkupElement, PluginRegistry, Rect};
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     if v.is_empty() { 0.0 } else { v[v.len() / 2] }
 }
@@ -62,6 +62,7 @@ mod bench_plugin_build;
 mod bench_plugin_calls;
 mod bench_recovery;
 mod bench_snapshot;
+mod bench_ui;
 
 /// The engine's defaults in `session`, on the browser `WABP_BENCH_CHROME`
 /// names (full Chromium: the compositor driver) or the one found.
@@ -134,6 +135,7 @@ async fn main() -> anyhow::Result<()> {
         Some("plugin-calls") => bench_plugin_calls::run().await,
         Some("fleet") => bench_fleet::run().await,
         Some("remote") => bench_fleet::run_remote().await,
+        Some("ui") => bench_ui::run().await,
         _ => action_loop().await,
     }
 }
@@ -223,7 +225,7 @@ async fn action_loop() -> anyhow::Result<()> {
 }
 
 /// A POST's JSON answer; the bench stops at the first failure.
-async fn post_json(http: &reqwest::Client, path: String, body: Value) -> Value {
+pub(crate) async fn post_json(http: &reqwest::Client, path: String, body: Value) -> Value {
     http.post(path)
         .json(&body)
         .send()

@@ -351,7 +351,7 @@ fn process_kind(pid: u32) -> String {
 
 /// CPU time in clock ticks: the machine's busy time (all cores) from
 /// `/proc/stat`, and one process's own from `/proc/<pid>/stat`.
-fn busy_ticks() -> u64 {
+pub(crate) fn busy_ticks() -> u64 {
     let Ok(stat) = std::fs::read_to_string("/proc/stat") else {
         return 0;
     };
@@ -374,7 +374,7 @@ fn process_rss_mb(pid: u32) -> Option<f64> {
     Some(pages as f64 * 4096.0 / 1_048_576.0)
 }
 
-fn process_ticks(pid: u32) -> Option<u64> {
+pub(crate) fn process_ticks(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = stat.rsplit_once(')')?.1;
     let fields: Vec<&str> = rest.split_whitespace().collect();

@@ -35,7 +35,8 @@ function liveView() {
     size = { width: frame.width, height: frame.height };
     img.src = frame.src;
     frames += 1;
-    view.dataset.frames_seen = String(frames);
+    view.dataset.framesSeen = String(frames);
+    view.dataset.lastFrameAt = String(Date.now());
     view.dataset.source = frame.source;
   });
   window.addEventListener("pagehide", () => stream.close());
