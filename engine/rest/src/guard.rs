@@ -1,5 +1,6 @@
-//! The door every HTTP request passes first (REST, `/mcp`, anything mounted
-//! later): only clients drive the engine, never web pages.
+//! The door every API request passes first (REST, `/mcp`, the probes; the web
+//! UI at `/ui` has a door of its own, `wabp_ui::guard`): only clients drive
+//! the engine, never web pages.
 //!
 //! A page in any browser, the engine's own tabs included, can send requests
 //! to a loopback port: `fetch(..., {mode: "no-cors"})` with a `text/plain`

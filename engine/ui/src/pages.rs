@@ -356,7 +356,7 @@ pub(crate) async fn tab_rows(ui: &Ui, viewer: &Viewer) -> Markup {
                             " " span.badge { (task["status"].as_str().unwrap_or_default()) }
                         }
                     }
-                    td.url { (tab.url) }
+                    td.url title=(tab.url) { (shortened(&tab.url)) }
                 }
             }
         },
@@ -364,8 +364,22 @@ pub(crate) async fn tab_rows(ui: &Ui, viewer: &Viewer) -> Markup {
     }
 }
 
-fn label<'a>(title: &'a str, url: &'a str) -> &'a str {
-    if title.trim().is_empty() { url } else { title }
+/// A tab's name: its title, else its address (shortened).
+fn label(title: &str, url: &str) -> String {
+    if title.trim().is_empty() {
+        shortened(url)
+    } else {
+        shortened(title)
+    }
+}
+
+/// At most 120 characters, with an ellipsis (`data:` URLs hold whole pages).
+pub(crate) fn shortened(text: &str) -> String {
+    const MAX: usize = 120;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
 }
 
 pub(crate) fn state_badge(tab: &TabOverview) -> Markup {
@@ -432,7 +446,7 @@ pub(crate) async fn tab_state(ui: &Ui, viewer: &Viewer, tab_id: &str) -> wabp_co
     Ok(html! {
         div #tab-state data-taken-over=(taken) data-state=(serde_json::to_value(tab.state).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()) {
             h1 { (label(&tab.title, &tab.url)) }
-            p { span.url { (tab.url) } " " (state_badge(&tab)) }
+            p { span.url title=(tab.url) { (shortened(&tab.url)) } " " (state_badge(&tab)) }
             @if let Some(failure) = &tab.failure { p.error { (failure) } }
             div.controls {
                 @if taken {

@@ -404,7 +404,8 @@ pub(crate) fn render_detail(data: &ActionData, image_url: &dyn Fn(&str) -> Strin
                 "Tab " code { (action["tab_id"].as_str().unwrap_or_default()) }
                 ", started " (clock(action["started_ms"].as_i64()))
                 ", took " (action["duration_ms"].as_i64().unwrap_or(0)) " ms"
-                @if let Some(vt) = action["virtual_time_ms"].as_i64() { ", page time " (vt) " ms" }
+                // The page's clock reads the date it was frozen at.
+                @if let Some(vt) = action["virtual_time_ms"].as_i64() { ", page clock " (clock(Some(vt))) }
             }
             @if let Some(error) = action["error"].as_str() { p.error { (error) } }
             @if let Some((task, item)) = step {
