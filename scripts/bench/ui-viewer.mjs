@@ -4,6 +4,7 @@
 // Usage: node ui-viewer.mjs LOGIN_URL CHROMIUM_PATH
 // Reads commands on stdin, one per line, and answers each with a JSON line:
 //   watch URL   open a live view            -> {"ready": true}
+//   open URL    open any page               -> {"ready": true}
 //   report      frames since the last report -> {"arrivals": [ms, ...]}
 //   load URL    open a page, wait for its first after screenshot -> {"ms": n}
 //   quit
@@ -29,6 +30,9 @@ for await (const line of lines) {
       new MutationObserver(() => window.__arrivals.push(Date.now()))
         .observe(view, { attributes: true, attributeFilter: ['data-frames-seen'] });
     });
+    say({ ready: true });
+  } else if (command === 'open') {
+    await page.goto(arg);
     say({ ready: true });
   } else if (command === 'report') {
     say({ arrivals: await page.evaluate(() => window.__arrivals.splice(0)) });

@@ -243,7 +243,7 @@ pub async fn run() -> anyhow::Result<()> {
         .take_over(&anyone, &tab, "bench")
         .await
         .map_err(|e| anyhow::anyhow!(e.message))?;
-    viewer.ask(&format!("watch {origin}/ui/")).await?;
+    viewer.ask(&format!("open {origin}/ui/")).await?;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (engine_alone, machine_alone) = cpu_over(Duration::from_secs(10)).await;
     println!(
