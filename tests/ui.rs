@@ -121,7 +121,7 @@ const FIELD_PAGE: &str = "data:text/html,<title>field</title><body style='margin
 
 /// A page with a button that opens a confirm dialog and says what it answered.
 const DIALOG_PAGE: &str = "data:text/html,<title>dialogs</title>\
-    <button id=ask style='width:300px;height:100px' onclick=\"document.title=confirm('Proceed?')?'yes':'no'\">ask</button>\
+    <button id=ask style='width:300px;height:100px' onclick=\"console.warn('asking', 'token=s3cr3t-value'); document.title=confirm('Proceed?')?'yes':'no'\">ask</button>\
     <select id=colour><option>red</option><option>green</option><option>blue</option></select>";
 
 #[test]
@@ -472,6 +472,21 @@ fn a_person_watches_answers_takes_over_and_replays_in_a_real_browser() {
             "(document.querySelector('#detail ul.events') || {}).textContent?.includes('dialog')",
         )
         .await;
+        // What the page wrote to its console during that click, redacted.
+        let console = eval(
+            &ui,
+            "document.querySelector('#detail ul.console').textContent",
+        )
+        .await;
+        let console = console.as_str().unwrap_or_default().to_string();
+        assert!(
+            console.contains("warning") && console.contains("asking"),
+            "{console}"
+        );
+        assert!(
+            !console.contains("s3cr3t"),
+            "a secret in the console is redacted: {console}"
+        );
         ui.navigate(&format!(
             "{}/ui/sessions/{session}?tab={field_tab}",
             watched.origin

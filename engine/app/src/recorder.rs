@@ -24,7 +24,7 @@ fn storage_error(err: wabp_history::Error) -> Error {
 impl ActionLog for HistoryLog {
     async fn record(&self, action: LoggedAction) -> wabp_core::Result<String> {
         let network = action.network;
-        let (result, error, timing, scroll, virtual_time_ms, events, before, after) =
+        let (result, error, timing, scroll, virtual_time_ms, mut events, before, after) =
             match action.outcome {
                 Ok(envelope) => {
                     let events = envelope
@@ -65,6 +65,19 @@ impl ActionLog for HistoryLog {
                     None,
                 ),
             };
+        // What the page wrote to its console meanwhile (redacted and cut
+        // by the tab): events of the action, type `console`.
+        events.extend(action.console.iter().map(|message| NewEvent {
+            tab_id: action.tab_id.clone(),
+            event_type: "console".to_string(),
+            virtual_time_ms: None,
+            data: json!({
+                "level": message.level,
+                "text": message.text,
+                "timestamp_ms": message.timestamp_ms,
+            }),
+            user_id: None, // the action's, set by the store
+        }));
         let record = self
             .store
             .record_action(NewAction {

@@ -394,6 +394,9 @@ pub(crate) fn render_detail(data: &ActionData, image_url: &dyn Fn(&str) -> Strin
         calls,
         step,
     } = data;
+    let (console, events): (Vec<&Value>, Vec<&Value>) = events
+        .iter()
+        .partition(|e| e["type"].as_str() == Some("console"));
     let id = action["id"].as_str().unwrap_or_default();
     let has = |field: &str| !action[field].is_null();
     let timing = action["timing"].as_object();
@@ -445,6 +448,16 @@ pub(crate) fn render_detail(data: &ActionData, image_url: &dyn Fn(&str) -> Strin
             ul.events {
                 @for event in events {
                     li { strong { (event["type"].as_str().unwrap_or_default()) } " " code { (shown(&event["data"])) } }
+                }
+            }
+            h3 { "Console (" (console.len()) ")" }
+            @if console.is_empty() { p.hint { "The page wrote nothing to its console." } }
+            ul.console {
+                @for message in &console {
+                    @let level = message["data"]["level"].as_str().unwrap_or("log");
+                    li class={ "level-" (level) } {
+                        span.badge { (level) } " " code { (message["data"]["text"].as_str().unwrap_or_default()) }
+                    }
                 }
             }
             h3 { "Network (" (calls.len()) ")" }

@@ -158,6 +158,9 @@ impl crate::action::ActionTab for Tab {
     fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall> {
         Tab::network_calls_since(self, since_ms, types)
     }
+    fn console_since(&self, since_ms: f64) -> Vec<crate::action::record::ConsoleMessage> {
+        Tab::console_since(self, since_ms)
+    }
 }
 
 impl Tab {

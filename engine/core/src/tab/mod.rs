@@ -82,6 +82,9 @@ struct TabState {
 
 pub struct Tab {
     pub id: String,
+    /// The page's latest console messages and uncaught errors
+    /// ([`MAX_CONSOLE`] at most).
+    console: Mutex<std::collections::VecDeque<crate::action::record::ConsoleMessage>>,
     /// Sends this tab's `Page.navigate` (see `navigator.rs`).
     navigator: Arc<crate::navigator::Navigator>,
     pub target_id: TargetId,
@@ -145,6 +148,11 @@ impl Drop for Tab {
 
 /// Same site, approximately: the last two labels of the host name match (or
 /// the hosts are equal, for IPs and single-label hosts).
+/// Console messages a tab keeps.
+const MAX_CONSOLE: usize = 200;
+/// A console message's text is cut here.
+const MAX_CONSOLE_TEXT: usize = 2000;
+
 pub fn same_site(a: &str, b: &str) -> bool {
     fn site(url: &str) -> Option<String> {
         let rest = url.split_once("://")?.1;
@@ -201,6 +209,7 @@ impl Tab {
             prompts,
             observation: Observation::default(),
             noted: Mutex::new(Vec::new()),
+            console: Mutex::new(std::collections::VecDeque::new()),
             move_unanswered: tokio::sync::Mutex::new(None),
             navigator,
             popups_adopting: tokio::sync::watch::Sender::new(0),
@@ -356,6 +365,49 @@ impl Tab {
     }
 
     /// The main frame's URL as last committed.
+    /// Keeps a console message (the oldest goes past [`MAX_CONSOLE`]); its
+    /// text is cut at [`MAX_CONSOLE_TEXT`] bytes and secrets in it redacted
+    /// as in request bodies.
+    pub(crate) fn console_message(&self, level: &str, text: String) {
+        // A JSON text as a body; else each word, so `token=…` in a
+        // sentence is redacted too.
+        let mut text = match text.trim_start().starts_with(['{', '[']) {
+            true => crate::secrets::redact_body(&text),
+            false => text
+                .split(' ')
+                .map(crate::secrets::redact_body)
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        if text.len() > MAX_CONSOLE_TEXT {
+            let mut end = MAX_CONSOLE_TEXT;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+            text.push('…');
+        }
+        let mut console = self.console.lock();
+        if console.len() >= MAX_CONSOLE {
+            console.pop_front();
+        }
+        console.push_back(crate::action::record::ConsoleMessage {
+            level: level.to_string(),
+            text,
+            timestamp_ms: crate::clock::now_ms(),
+        });
+    }
+
+    /// Console messages since `since_ms` (wall clock).
+    pub fn console_since(&self, since_ms: f64) -> Vec<crate::action::record::ConsoleMessage> {
+        self.console
+            .lock()
+            .iter()
+            .filter(|m| m.timestamp_ms >= since_ms)
+            .cloned()
+            .collect()
+    }
+
     pub fn url(&self) -> String {
         self.navigation.lock().url.clone()
     }

@@ -16,7 +16,9 @@ use chromiumoxide::cdp::browser_protocol::page::{
     EventJavascriptDialogClosed, EventJavascriptDialogOpening, EventLoadEventFired,
     EventNavigatedWithinDocument, EventWindowOpen, FileChooserOpenedMode,
 };
-use chromiumoxide::cdp::js_protocol::runtime::EventBindingCalled;
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EventBindingCalled, EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
+};
 use futures::stream::{BoxStream, StreamExt};
 use serde_json::Value;
 
@@ -28,6 +30,23 @@ use super::{
 use crate::error::Result;
 use crate::events::{PendingDialog, TabEvent, TabSignal};
 use crate::plugin::{RequestInfo, WaitSignal};
+
+/// A console call's arguments as one line: strings as they are, other
+/// values as the console would describe them.
+fn console_text(args: &[RemoteObject]) -> String {
+    args.iter()
+        .map(|arg| match &arg.value {
+            Some(Value::String(text)) => text.clone(),
+            Some(value) => value.to_string(),
+            None => arg
+                .description
+                .clone()
+                .or_else(|| arg.unserializable_value.as_ref().map(|u| u.inner().clone()))
+                .unwrap_or_else(|| arg.r#type.as_ref().to_string()),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// Whether `frame` is the main frame (any frame while that is not known).
 fn is_main(main_frame: &Option<String>, frame: &str) -> bool {
@@ -129,6 +148,28 @@ impl Tab {
                 .await?
                 .map(|_| RawEvent::Crashed)
                 .boxed(),
+            p.event_listener::<EventConsoleApiCalled>()
+                .await?
+                .map(|e| RawEvent::Console {
+                    level: e.r#type.as_ref().to_string(),
+                    text: console_text(&e.args),
+                })
+                .boxed(),
+            p.event_listener::<EventExceptionThrown>()
+                .await?
+                .map(|e| {
+                    let details = &e.exception_details;
+                    let text = details
+                        .exception
+                        .as_ref()
+                        .and_then(|x| x.description.clone())
+                        .unwrap_or_else(|| details.text.clone());
+                    RawEvent::Console {
+                        level: "exception".into(),
+                        text,
+                    }
+                })
+                .boxed(),
         ])
     }
 
@@ -192,6 +233,10 @@ impl Tab {
             }
             RawEvent::DialogClosed => {
                 self.prompts.dialog_close_seen();
+                None
+            }
+            RawEvent::Console { level, text } => {
+                self.console_message(&level, text);
                 None
             }
             RawEvent::Crashed => {
@@ -508,6 +553,11 @@ impl Tab {
 
 pub(super) enum RawEvent {
     Crashed,
+    /// `console.*` or an uncaught error (`level` "exception").
+    Console {
+        level: String,
+        text: String,
+    },
     RequestStarted(Arc<EventRequestWillBeSent>),
     RequestDone {
         id: String,

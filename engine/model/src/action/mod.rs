@@ -160,6 +160,10 @@ pub trait ActionTab: Send + Sync + 'static {
         false
     }
     fn network_calls_since(&self, since_ms: i64, types: &[String]) -> Vec<NetworkCall>;
+    /// Console messages and uncaught errors since `since_ms` (wall clock).
+    fn console_since(&self, _since_ms: f64) -> Vec<record::ConsoleMessage> {
+        Vec::new()
+    }
 }
 
 /// One fast-forward of a page's clock.
@@ -278,6 +282,7 @@ pub async fn run<T: ActionTab>(
         started_ms,
         completed_ms: now_ms(),
         network,
+        console: tab.console_since(started_ms),
         user_id: tab.owner(),
         outcome: logged_outcome,
     };

@@ -11,6 +11,17 @@ use crate::error::Result;
 use crate::events::StampedEvent;
 use crate::network::NetworkCall;
 
+/// A message the page wrote to its console, or an error it did not catch,
+/// while an action ran (history keeps them with the action).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ConsoleMessage {
+    /// `log`, `info`, `warning`, `error`, `debug`…, or `exception`.
+    pub level: String,
+    pub text: String,
+    /// Wall-clock ms since the epoch.
+    pub timestamp_ms: f64,
+}
+
 /// One finished action as the log receives it.
 #[derive(Debug, Clone)]
 pub struct LoggedAction {
@@ -25,6 +36,8 @@ pub struct LoggedAction {
     /// Calls to save with the action: (tag, calls), when the request's
     /// `network.tag` asked for it.
     pub network: Option<(String, Vec<NetworkCall>)>,
+    /// What the page wrote to its console while the action ran.
+    pub console: Vec<ConsoleMessage>,
     /// The tab owner's `userId` (`None`: none); the action, its events and
     /// its calls are recorded for that user only.
     pub user_id: Option<String>,
