@@ -111,6 +111,7 @@ impl Export {
                 .filter(|c| c["action_id"].as_str() == Some(id))
                 .cloned()
                 .collect(),
+            live_calls: false,
             step: None,
             action,
         })

@@ -286,7 +286,12 @@ pub(crate) async fn home(State(ui): State<Ui>, headers: HeaderMap) -> Response {
                         td { (clock(session["started_ms"].as_i64())) }
                         td { (clock(session["ended_ms"].as_i64())) }
                         td { (actions.len()) }
-                        td { (tabs.len()) }
+                        td.session-tabs {
+                            @for tab in tabs.iter().take(6) {
+                                a href={ "/ui/sessions/" (id) "?tab=" (tab) } { (tab.split('.').next().unwrap_or(tab)) } " "
+                            }
+                            @if tabs.len() > 6 { "and " (tabs.len() - 6) " more" }
+                        }
                         td { @if errors > 0 { span.badge.broken { (errors) } } @else { "0" } }
                     }
                 }

@@ -58,6 +58,9 @@ pub(crate) struct ActionData {
     pub action: Value,
     pub events: Vec<Value>,
     pub calls: Vec<Value>,
+    /// The calls come from the tab's live capture (not saved with the
+    /// action, bodies not kept).
+    pub live_calls: bool,
     /// The agent task and the step of it that asked for the action.
     pub step: Option<(Value, Value)>,
 }
@@ -364,11 +367,35 @@ async fn action_data(ui: &Ui, viewer: &Viewer, action_id: &str) -> wabp_core::Re
         .await
         .map(|v| v["calls"].as_array().cloned().unwrap_or_default())
         .unwrap_or_default();
+    // Nothing saved with it: the calls the tab's live capture saw while it
+    // ran, if the tab is still open and they are still in its buffer.
+    let (calls, live_calls) = match (calls.is_empty(), action["tab_id"].as_str()) {
+        (true, Some(tab)) => {
+            let started = action["started_ms"].as_i64().unwrap_or(0);
+            let completed = action["completed_ms"].as_i64().unwrap_or(i64::MAX);
+            let seen: Vec<Value> = ui
+                .json(viewer, "tab_network", json!({ "tab_id": tab }))
+                .await
+                .map(|v| v["calls"].as_array().cloned().unwrap_or_default())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| {
+                    c["timestamp_ms"]
+                        .as_i64()
+                        .is_some_and(|at| at >= started && at <= completed)
+                })
+                .collect();
+            let live = !seen.is_empty();
+            (seen, live)
+        }
+        (_, _) => (calls, false),
+    };
     let step = agent_step(ui, viewer, action_id).await;
     Ok(ActionData {
         action,
         events,
         calls,
+        live_calls,
         step,
     })
 }
@@ -392,6 +419,7 @@ pub(crate) fn render_detail(data: &ActionData, image_url: &dyn Fn(&str) -> Strin
         action,
         events,
         calls,
+        live_calls,
         step,
     } = data;
     let (console, events): (Vec<&Value>, Vec<&Value>) = events
@@ -461,7 +489,8 @@ pub(crate) fn render_detail(data: &ActionData, image_url: &dyn Fn(&str) -> Strin
                 }
             }
             h3 { "Network (" (calls.len()) ")" }
-            @if calls.is_empty() { p.hint { "No calls were saved with this action (ask for them with the action's network option)." } }
+            @if calls.is_empty() { p.hint { "No calls were saved with this action (ask for them with the action's network option), and the tab's live capture has none from its time." } }
+            @if *live_calls { p.hint { "From the tab's live capture (not saved with the action: save them with the action's network option to keep them)." } }
             (waterfall(calls))
         }
     }

@@ -164,6 +164,9 @@ impl Engine {
 
     pub(super) fn forget_tab(&self, tab_id: &str) {
         self.tabs.remove(tab_id);
+        // A person held it: nothing is left to hand back.
+        self.input.hand_back(tab_id);
+        self.input.take_thawed_one(tab_id);
     }
 
     /// The tab a frame belongs to (see `TabTable::for_frame`).
