@@ -55,7 +55,7 @@ async fn next_tick(
 
 /// `tabs`: the caller's tab rows, whenever they change.
 pub(crate) async fn tabs(State(ui): State<Ui>, headers: HeaderMap) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
+    let (login, viewer) = match ui.viewer(&headers) {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -64,7 +64,7 @@ pub(crate) async fn tabs(State(ui): State<Ui>, headers: HeaderMap) -> Response {
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(STATE_PERIOD);
         let mut last = String::new();
-        while next_tick(&mut tick, &mut closing, &tx).await {
+        while next_tick(&mut tick, &mut closing, &tx).await && ui.0.logins.signed_in(&login) {
             let rows = pages::tab_rows(&ui, &viewer).await.into_string();
             if rows != last {
                 if tx
@@ -87,7 +87,7 @@ pub(crate) async fn tab_state(
     headers: HeaderMap,
     Path(tab_id): Path<String>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
+    let (login, viewer) = match ui.viewer(&headers) {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -96,7 +96,7 @@ pub(crate) async fn tab_state(
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(STATE_PERIOD);
         let mut last = String::new();
-        while next_tick(&mut tick, &mut closing, &tx).await {
+        while next_tick(&mut tick, &mut closing, &tx).await && ui.0.logins.signed_in(&login) {
             let (panel, gone) = match pages::tab_state(&ui, &viewer, &tab_id).await {
                 Ok(panel) => (panel.into_string(), false),
                 Err(e) if e.code == wabp_core::ErrorCode::TabNotFound => (
@@ -137,7 +137,7 @@ pub(crate) async fn frames(
     headers: HeaderMap,
     Path(tab_id): Path<String>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
+    let (login, viewer) = match ui.viewer(&headers) {
         Ok(v) => v,
         Err(r) => return r,
     };
@@ -158,7 +158,8 @@ pub(crate) async fn frames(
         let mut cast_sent = 0u64;
         let mut sent_at = Instant::now() - FRAME_PERIOD;
         loop {
-            if *closing.borrow() {
+            // Signed out (or expired): the stream ends with the login.
+            if *closing.borrow() || !ui.0.logins.signed_in(&login) {
                 break;
             }
             let cast_changed = async {

@@ -110,6 +110,14 @@ impl Logins {
         Some(id)
     }
 
+    /// Whether login `id` is still live (streams end when it is not).
+    pub fn signed_in(&self, id: &str) -> bool {
+        self.logins
+            .lock()
+            .get(id)
+            .is_some_and(|l| l.last_used.elapsed() < LOGIN_IDLE)
+    }
+
     pub fn sign_out(&self, id: &str) {
         self.logins.lock().remove(id);
     }
@@ -189,8 +197,10 @@ mod tests {
         headers.insert("host", "127.0.0.1:8223".parse().unwrap());
         assert!(logins.viewer(&headers).is_none());
         headers.insert("host", "127.0.0.1:8222".parse().unwrap());
+        assert!(logins.signed_in(&id));
         logins.sign_out(&id);
         assert!(logins.viewer(&headers).is_none());
+        assert!(!logins.signed_in(&id));
         assert!(!logins.key_matches(""));
         assert!(logins.key_matches(&logins.key().to_string()));
     }
