@@ -155,6 +155,25 @@ impl Ui {
     }
 }
 
+/// The signed-in person of a request. A handler that takes it answers,
+/// for anyone else, the way to sign in (a redirect; 401 to htmx).
+pub(crate) struct Signed {
+    pub login: String,
+    pub viewer: Viewer,
+}
+
+impl axum::extract::FromRequestParts<Ui> for Signed {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        ui: &Ui,
+    ) -> Result<Signed, Response> {
+        let (login, viewer) = ui.viewer(&parts.headers)?;
+        Ok(Signed { login, viewer })
+    }
+}
+
 fn redirect(to: &'static str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response()
 }

@@ -8,14 +8,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::{Ui, pages};
+use crate::{Signed, Ui, pages};
 
 /// How often the tab list and a tab's state are looked at.
 const STATE_PERIOD: Duration = Duration::from_millis(300);
@@ -53,51 +52,59 @@ async fn next_tick(
     }
 }
 
-/// `tabs`: the caller's tab rows, whenever they change.
-pub(crate) async fn tabs(State(ui): State<Ui>, headers: HeaderMap) -> Response {
-    let (login, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+/// A stream of `event`: what `render` shows, sent whenever it changes, until
+/// the page goes, its login ends, the server shuts down, or `render` says
+/// it showed the last of it.
+fn changes<F, Fut>(ui: Ui, login: String, event: &'static str, mut render: F) -> Response
+where
+    F: FnMut() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = (String, bool)> + Send,
+{
     let (tx, rx) = mpsc::channel(4);
     let mut closing = ui.closing();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(STATE_PERIOD);
         let mut last = String::new();
         while next_tick(&mut tick, &mut closing, &tx).await && ui.0.logins.signed_in(&login) {
-            let rows = pages::tab_rows(&ui, &viewer).await.into_string();
-            if rows != last {
+            let (shown, ended) = render().await;
+            if shown != last {
                 if tx
-                    .send(Event::default().event("tabs").data(&rows))
+                    .send(Event::default().event(event).data(&shown))
                     .await
                     .is_err()
                 {
                     break;
                 }
-                last = rows;
+                last = shown;
+            }
+            if ended {
+                break;
             }
         }
     });
     sse(rx)
 }
 
+/// `tabs`: the caller's tab rows, whenever they change.
+pub(crate) async fn tabs(State(ui): State<Ui>, Signed { login, viewer }: Signed) -> Response {
+    let polled = ui.clone();
+    changes(ui, login, "tabs", move || {
+        let (ui, viewer) = (polled.clone(), viewer.clone());
+        async move { (pages::tab_rows(&ui, &viewer).await.into_string(), false) }
+    })
+}
+
 /// `state`: a tab's state panel, whenever it changes.
 pub(crate) async fn tab_state(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { login, viewer }: Signed,
     Path(tab_id): Path<String>,
 ) -> Response {
-    let (login, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let (tx, rx) = mpsc::channel(4);
-    let mut closing = ui.closing();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(STATE_PERIOD);
-        let mut last = String::new();
-        while next_tick(&mut tick, &mut closing, &tx).await && ui.0.logins.signed_in(&login) {
-            let (panel, gone) = match pages::tab_state(&ui, &viewer, &tab_id).await {
+    let polled = ui.clone();
+    changes(ui, login, "state", move || {
+        let (ui, viewer, tab_id) = (polled.clone(), viewer.clone(), tab_id.clone());
+        async move {
+            match pages::tab_state(&ui, &viewer, &tab_id).await {
                 Ok(panel) => (panel.into_string(), false),
                 Err(e) if e.code == wabp_core::ErrorCode::TabNotFound => (
                     maud::html! { div #tab-state data-state="closed" { h1 { "Closed" } p { "This tab is closed." } } }
@@ -110,23 +117,9 @@ pub(crate) async fn tab_state(
                         .into_string(),
                     false,
                 ),
-            };
-            if panel != last {
-                if tx
-                    .send(Event::default().event("state").data(&panel))
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-                last = panel;
-            }
-            if gone {
-                break;
             }
         }
-    });
-    sse(rx)
+    })
 }
 
 /// `frame`: the tab's newest frame as JSON (`src` a data URL, `width` and
@@ -134,13 +127,9 @@ pub(crate) async fn tab_state(
 /// each action's after-screenshot, and while the page runs, the screencast.
 pub(crate) async fn frames(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { login, viewer }: Signed,
     Path(tab_id): Path<String>,
 ) -> Response {
-    let (login, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let caller = match viewer.caller() {
         Ok(c) => c,
         Err(e) => return pages::refused(&e),

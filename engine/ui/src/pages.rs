@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use wabp_core::engine::viewer::{HumanInput, PendingPrompt, TabOverview, TabState};
 
+use crate::Signed;
 use crate::login::{Viewer, set_cookie};
 use crate::{Ui, html, status_of};
 
@@ -211,13 +212,9 @@ pub(crate) struct AsForm {
 
 pub(crate) async fn view_as(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { login: id, viewer }: Signed,
     Form(form): Form<AsForm>,
 ) -> Response {
-    let (id, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let user = Some(form.user.trim().to_string()).filter(|u| !u.is_empty());
     if !viewer.any_user && user.is_some() {
         return refused(&wabp_core::Error::new(
@@ -238,11 +235,7 @@ pub(crate) async fn view_as(
 }
 
 /// The sessions page: the caller's live tabs and the recorded sessions.
-pub(crate) async fn home(State(ui): State<Ui>, headers: HeaderMap) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
+pub(crate) async fn home(State(ui): State<Ui>, Signed { viewer, .. }: Signed) -> Response {
     let tabs = tab_rows(&ui, &viewer).await;
     let sessions = match ui.json(&viewer, "history_sessions", json!({})).await {
         Ok(value) => value["sessions"].as_array().cloned().unwrap_or_default(),
@@ -404,13 +397,9 @@ pub(crate) fn state_badge(tab: &TabOverview) -> Markup {
 /// A tab's live view: its frame, its state, its dialog and take-over.
 pub(crate) async fn tab_page(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path(tab_id): Path<String>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let state = match tab_state(&ui, &viewer, &tab_id).await {
         Ok(state) => state,
         Err(e) => return engine_failure(&e),
@@ -530,14 +519,10 @@ fn prompt_form(tab_id: &str, prompt: &PendingPrompt) -> Markup {
 /// kind, id, answer = choose|cancel, index… / value / paths).
 pub(crate) async fn answer_prompt(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path(tab_id): Path<String>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let field = |name: &str| {
         fields
             .iter()
@@ -617,14 +602,10 @@ pub(crate) struct DialogForm {
 
 pub(crate) async fn answer_dialog(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path(tab_id): Path<String>,
     Form(form): Form<DialogForm>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let (operation, input) = match form.accept.as_str() {
         "true" => (
             "dialog_accept",
@@ -655,56 +636,36 @@ pub(crate) async fn answer_dialog(
 
 pub(crate) async fn take_over(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path(tab_id): Path<String>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let done = match viewer.caller() {
-        Ok(caller) => ui.0.engine.take_over(&caller, &tab_id, &viewer.who).await,
-        Err(e) => Err(e),
-    };
-    match done {
-        Ok(()) => {
-            record(
-                &ui,
-                &viewer,
-                &tab_id,
-                "taken_over",
-                json!({ "by": viewer.who }),
-            )
-            .await;
-            StatusCode::NO_CONTENT.into_response()
-        }
-        Err(e) => refused(&e),
-    }
+    hold(&ui, &viewer, &tab_id, true).await
 }
 
 pub(crate) async fn hand_back(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path(tab_id): Path<String>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
+    hold(&ui, &viewer, &tab_id, false).await
+}
+
+/// Takes the tab over for the viewer (`take`), or hands it back; recorded.
+async fn hold(ui: &Ui, viewer: &Viewer, tab_id: &str, take: bool) -> Response {
+    let caller = match viewer.caller() {
+        Ok(caller) => caller,
+        Err(e) => return refused(&e),
     };
-    let done = match viewer.caller() {
-        Ok(caller) => ui.0.engine.hand_back(&caller, &tab_id).await,
-        Err(e) => Err(e),
+    let (done, kind) = match take {
+        true => (
+            ui.0.engine.take_over(&caller, tab_id, &viewer.who).await,
+            "taken_over",
+        ),
+        false => (ui.0.engine.hand_back(&caller, tab_id).await, "handed_back"),
     };
     match done {
         Ok(()) => {
-            record(
-                &ui,
-                &viewer,
-                &tab_id,
-                "handed_back",
-                json!({ "by": viewer.who }),
-            )
-            .await;
+            record(ui, viewer, tab_id, kind, json!({ "by": viewer.who })).await;
             StatusCode::NO_CONTENT.into_response()
         }
         Err(e) => refused(&e),
@@ -714,14 +675,10 @@ pub(crate) async fn hand_back(
 /// A person's input on a tab they took over (sent by `ui.js`).
 pub(crate) async fn input(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path(tab_id): Path<String>,
     body: axum::body::Bytes,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let input: HumanInput = match serde_json::from_slice(&body) {
         Ok(input) => input,
         Err(e) => {

@@ -13,7 +13,7 @@ use wabp_api::Output;
 
 use crate::login::Viewer;
 use crate::pages::{clock, engine_failure, failure, layout};
-use crate::{Ui, html};
+use crate::{Signed, Ui, html};
 
 /// Event types the UI records for what people did.
 const PERSON_EVENTS: [&str; 5] = [
@@ -67,14 +67,10 @@ pub(crate) struct ActionData {
 
 pub(crate) async fn page(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path(session_id): Path<String>,
     Query(filter): Query<Filter>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let data = match session_data(&ui, &viewer, &session_id).await {
         Ok(data) => data,
         Err(e) => return engine_failure(&e),
@@ -315,13 +311,10 @@ fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 /// One action: as a fragment for the timeline, or a page of its own.
 pub(crate) async fn detail(
     State(ui): State<Ui>,
+    Signed { viewer, .. }: Signed,
     headers: HeaderMap,
     Path(action_id): Path<String>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     let markup = match action_data(&ui, &viewer, &action_id).await {
         Ok(action) => render_detail(&action, &|which| {
             format!("/ui/actions/{action_id}/shot/{which}")
@@ -558,13 +551,9 @@ fn cut(text: &str) -> String {
 /// An action's screenshot, as the history keeps it (WebP).
 pub(crate) async fn screenshot(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path((action_id, which)): Path<(String, String)>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     if which != "before" && which != "after" {
         return failure(StatusCode::NOT_FOUND, "screenshots are before or after");
     }
@@ -592,13 +581,9 @@ pub(crate) async fn screenshot(
 /// The session as one file with its screenshots, for `wabp view`.
 pub(crate) async fn export(
     State(ui): State<Ui>,
-    headers: HeaderMap,
+    Signed { viewer, .. }: Signed,
     Path(session_id): Path<String>,
 ) -> Response {
-    let (_, viewer) = match ui.viewer(&headers) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
     match ui
         .json(
             &viewer,
