@@ -429,13 +429,7 @@ pub(crate) async fn tab_page(
 /// The state panel: address, state, the dialog's form, take-over buttons.
 pub(crate) async fn tab_state(ui: &Ui, viewer: &Viewer, tab_id: &str) -> wabp_core::Result<Markup> {
     let caller = viewer.caller()?;
-    let tab =
-        ui.0.engine
-            .tab_overview(&caller)
-            .await?
-            .into_iter()
-            .find(|t| t.id == tab_id)
-            .ok_or_else(|| wabp_core::Error::tab_not_found(tab_id))?;
+    let tab = ui.0.engine.tab_overview_of(&caller, tab_id).await?;
     let taken = tab.taken_over_by.is_some();
     Ok(html! {
         div #tab-state data-taken-over=(taken) data-state=(serde_json::to_value(tab.state).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()) {

@@ -290,12 +290,24 @@ impl Engine {
         self.ensure_ready_for(caller)?;
         let mut out = Vec::new();
         for tab in self.tabs_of(caller) {
-            let (url, title) = tab.session.info().await.unwrap_or_default();
-            let dialog = tab.pending_dialog();
-            let failure = tab.session.failure();
-            let taken_over_by = self.input.taken_over_by(&tab.id);
-            let prompts = tab
-                .prompts
+            out.push(self.overview_of(&tab).await);
+        }
+        Ok(out)
+    }
+
+    /// One of the caller's tabs with what it is doing.
+    pub async fn tab_overview_of(&self, caller: &Caller, tab_id: &str) -> Result<TabOverview> {
+        let tab = self.tab(caller, tab_id)?;
+        Ok(self.overview_of(&tab).await)
+    }
+
+    async fn overview_of(&self, tab: &crate::tab::Tab) -> TabOverview {
+        let (url, title) = tab.session.info().await.unwrap_or_default();
+        let dialog = tab.pending_dialog();
+        let failure = tab.session.failure();
+        let taken_over_by = self.input.taken_over_by(&tab.id);
+        let prompts =
+            tab.prompts
                 .selects()
                 .into_iter()
                 .map(|s| PendingPrompt::Select {
@@ -319,34 +331,32 @@ impl Engine {
                     }
                 }))
                 .collect();
-            let state = if failure.is_some() {
-                TabState::Broken
-            } else if dialog.is_some() {
-                TabState::DialogOpen
-            } else if tab.is_loading() {
-                TabState::Loading
-            } else if taken_over_by.is_none() && tab.driver().is_frozen().await {
-                TabState::Paused
-            } else {
-                TabState::Running
-            };
-            out.push(TabOverview {
-                id: tab.id.clone(),
-                url,
-                title,
-                state,
-                taken_over_by,
-                dialog: dialog.map(|d| DialogState {
-                    present: true,
-                    dialog_type: Some(d.dialog_type.clone()),
-                    message: Some(d.message.clone()),
-                    default_prompt: Some(d.default_prompt.clone()),
-                }),
-                failure,
-                prompts,
-            });
+        let state = if failure.is_some() {
+            TabState::Broken
+        } else if dialog.is_some() {
+            TabState::DialogOpen
+        } else if tab.is_loading() {
+            TabState::Loading
+        } else if taken_over_by.is_none() && tab.driver().is_frozen().await {
+            TabState::Paused
+        } else {
+            TabState::Running
+        };
+        TabOverview {
+            id: tab.id.clone(),
+            url,
+            title,
+            state,
+            taken_over_by,
+            dialog: dialog.map(|d| DialogState {
+                present: true,
+                dialog_type: Some(d.dialog_type.clone()),
+                message: Some(d.message.clone()),
+                default_prompt: Some(d.default_prompt.clone()),
+            }),
+            failure,
+            prompts,
         }
-        Ok(out)
     }
 
     /// Whether the caller's tab runs: taken over, or not frozen (only a
