@@ -171,9 +171,14 @@ impl Engine {
         tab.set_owner(source.owner());
         tab.set_extra_schemes(self.config.extra_schemes.clone());
         tab.set_own_addresses(self.config.own_addresses.clone());
-        if let Err(e) = tab.block_own_addresses().await {
-            tracing::warn!(tab = %tab.id, "the engine's own address is not blocked in this tab: {}", e.message);
-        }
+        // Not awaited: the popup's adoption must not wait a round trip
+        // (the click that opened it answers with its event).
+        let blocked = tab.clone();
+        tokio::spawn(async move {
+            if let Err(e) = blocked.block_own_addresses().await {
+                tracing::warn!(tab = %blocked.id, "the engine's own address is not blocked in this tab: {}", e.message);
+            }
+        });
         tab.set_record_secrets(self.config.record_secrets);
         // Actions on the popup wait until it is loaded and frozen; the event
         // goes out now, while the opener's action still listens.
